@@ -1,0 +1,30 @@
+#!/usr/bin/env python3
+"""Run the benchmarks and print markdown tables (figures, floors, ratio targets).
+
+Usage: python tools/bench.py [--quick] [SECTION ...]   (sections: contract streams mcap sim hardware)
+Exit status 1 if any target fails."""
+import argparse
+import sys
+
+from wuji_tactile_device.benchmarks import SECTIONS, run_sections
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("sections", nargs="*", metavar="SECTION", help=f"any of {', '.join(SECTIONS)} (default: all)")
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions (smoke run, noisier)")
+    args = parser.parse_args()
+    unknown = [s for s in args.sections if s not in SECTIONS]
+    if unknown:
+        parser.error(f"unknown section {unknown[0]!r}; choose from {', '.join(SECTIONS)}")
+    sections = run_sections(tuple(args.sections) or SECTIONS, quick=args.quick)
+    failed = 0
+    for s in sections:
+        print(s.markdown(), end="\n\n", flush=True)
+        failed += sum(not t.passed for t in s.targets)
+    print(f"{failed} target(s) failed" if failed else "all targets met")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

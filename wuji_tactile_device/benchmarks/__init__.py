@@ -1,0 +1,93 @@
+"""Benchmarks: per-frame costs measured side by side with their floors in one run.
+
+Each section module `benchmarks/<name>.py` exposes `run(quick: bool) -> Section`. Figures are
+medians; targets are ratios to a floor measured in the same run (this machine is shared and
+noisy, so absolute numbers are orders of magnitude only). Run with `python tools/bench.py` or
+`wuji-tactile bench`.
+"""
+from __future__ import annotations
+
+import gc
+import importlib
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+SECTIONS = ("contract", "streams", "mcap", "sim", "hardware")
+
+
+@dataclass
+class Row:
+    """One measured figure."""
+
+    name: str
+    value: float
+    unit: str
+    note: str = ""
+
+
+@dataclass
+class Target:
+    """A ratio target: `measured <op> limit`, op one of '<=' or '>='."""
+
+    description: str
+    measured: float
+    op: str
+    limit: float
+
+    @property
+    def passed(self) -> bool:
+        return self.measured <= self.limit if self.op == "<=" else self.measured >= self.limit
+
+
+@dataclass
+class Section:
+    title: str
+    rows: list[Row] = field(default_factory=list)
+    targets: list[Target] = field(default_factory=list)
+
+    def markdown(self) -> str:
+        lines = [f"### {self.title}", "", "| measurement | value | unit | note |", "|---|---:|---|---|"]
+        lines += [f"| {r.name} | {_fmt(r.value)} | {r.unit} | {r.note} |" for r in self.rows]
+        if self.targets:
+            lines += ["", "| target | measured | limit | result |", "|---|---:|---:|---|"]
+            lines += [f"| {t.description} | {_fmt(t.measured)} | {t.op} {_fmt(t.limit)} | "
+                      f"{'PASS' if t.passed else 'FAIL'} |" for t in self.targets]
+        return "\n".join(lines)
+
+
+def _fmt(v: float) -> str:
+    if v == 0 or 0.01 <= abs(v) < 100_000:
+        return f"{v:.3g}" if abs(v) < 100 else f"{v:,.0f}"
+    return f"{v:.3g}"
+
+
+def compare(fns: dict[str, Callable[[], object]], *, number: int, repeat: int) -> dict[str, float]:
+    """Median seconds per call of each function, measured interleaved (round-robin per repeat) so
+    that machine noise hits all of them alike."""
+    samples: dict[str, list[float]] = {k: [] for k in fns}
+    for fn in fns.values():  # warm up
+        for _ in range(min(number, 100)):
+            fn()
+    gc_was = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(repeat):
+            for name, fn in fns.items():
+                t0 = time.perf_counter()
+                for _ in range(number):
+                    fn()
+                samples[name].append((time.perf_counter() - t0) / number)
+    finally:
+        if gc_was:
+            gc.enable()
+    return {k: statistics.median(v) for k, v in samples.items()}
+
+
+def run_sections(names: tuple[str, ...] = SECTIONS, *, quick: bool = False) -> list[Section]:
+    out = []
+    for name in names:
+        module = importlib.import_module(f"{__name__}.{name}")
+        out.append(module.run(quick=quick))
+    return out
