@@ -1,0 +1,343 @@
+"""TactileTracker: the metadata-first consumer of one collection (live transport or MCAP replay).
+
+Rules (DESIGN "Tracker semantics"):
+- the first valid metadata is adopted and kept for the tracker's life; `get_metadata()` returns it;
+- force frames of a producer session are withheld until that session's metadata has been
+  confirmed (equal to the adopted layout); frames that arrive before are dropped and counted in
+  `counters.dropped_before_confirmation`, never released under a layout they were not checked against;
+- observers see `on_metadata` exactly once per confirmed producer session, `on_data` per frame;
+- later metadata that differs → `MetadataMismatchError`, invalid metadata →
+  `MetadataValidationError`, both raised from `update()`; the adopted layout is kept and that
+  session's data stays withheld;
+- a producer restart (liveliness lost, or a new producer session id) withholds data again until
+  the producer's metadata is confirmed;
+- a data record larger than `max_flatbuffer_size`, a metadata record larger than
+  `TRACKER_METADATA_MAX_SIZE`, a malformed buffer, a wrong taxel count or non-finite forces →
+  typed error from `update()` (`error_policy="raise"`), or with `error_policy="drop"` a counted
+  drop of that data frame (metadata faults always raise: they concern the layout itself);
+- when `update()` raises, the events still queued behind the faulty one stay pending and are
+  processed by the next call; nothing is lost.
+All of this runs in the caller's thread: transports only enqueue.
+"""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field, replace
+from typing import Iterator, NamedTuple, Protocol
+
+import numpy as np
+
+from .errors import (DataLayoutError, InvalidMessageError, MetadataMismatchError, MetadataValidationError,
+                     NonFiniteForceError, TactileError)
+from .messages import DeviceDataTimestamp, MetadataRecord, decode_metadata_record, decode_tactile_record
+from .metadata import TactileMetadata
+from .transport.base import (DEFAULT_QUEUE_LIMIT, Event, LivelinessChange, Message, Stream, Subscription,
+                             validate_collection_id)
+
+#: Largest force record a tracker accepts by default [bytes]. A 176-taxel record is 2 184 B
+#: (176 × 12 B forces + 72 B of tables, timestamp and FlatBuffer overhead); 8 KiB leaves 3.75×
+#: headroom (up to 676 taxels) while bounding what one message can make the consumer read.
+DEFAULT_MAX_FLATBUFFER_SIZE = 8 * 1024
+
+#: Largest metadata record a tracker accepts [bytes]. Metadata costs ~53 B per taxel (pose 28 B,
+#: 4 × u16 indices, 4 × f32 weights) plus 28 B per segment: a 176-taxel hand is ≈ 9.4 kB.
+#: 256 KiB fits ~4 900 taxels (a whole-hand skin), and bounds the one-off decode + validate cost.
+TRACKER_METADATA_MAX_SIZE = 256 * 1024
+
+ERROR_POLICIES = ("raise", "drop")
+
+
+class TactileFrame(NamedTuple):
+    """One confirmed force frame."""
+
+    forces: np.ndarray  # (N, 3) float32 read-only [N], each taxel's own axes, metadata taxel order
+    timestamp: DeviceDataTimestamp  # monotonic ns
+    sequence: int  # per producer session
+    producer_session: int
+
+
+@dataclass
+class TrackerCounters:
+    """What the tracker has seen. `received` counts data messages, whatever became of them."""
+
+    received: int = 0  # data messages taken from the transport
+    delivered: int = 0  # frames released to the caller
+    dropped_before_confirmation: int = 0  # data of a session whose metadata was not (yet) confirmed
+    rejected: int = 0  # messages refused: malformed, oversized, wrong layout, non-finite, bad metadata
+    metadata_received: int = 0  # metadata messages taken from the transport
+    metadata_confirmations: int = 0  # producer sessions confirmed (== on_metadata calls)
+    producer_sessions: int = 0  # distinct producer session ids seen (a new id = a restart)
+    liveliness_lost: int = 0  # times a producer session's liveliness went away
+    sequence_gaps: int = 0  # number of gaps seen in data sequences
+    frames_missing: int = 0  # sum of all gap sizes (frames the producer sent that never arrived)
+    last_sequence_gap: int = 0  # size of the most recent gap (frames), 0 if none yet
+    out_of_order: int = 0  # data whose sequence did not advance (duplicate or older)
+    overflowed: int = 0  # events the transport dropped because this tracker's queue was full
+    last_error: str = field(default="", repr=False)  # message of the most recent rejection
+
+
+class TrackerObserver(Protocol):
+    """Anything that wants every confirmed metadata and frame (e.g. an MCAP recorder)."""
+
+    def on_metadata(self, collection_id: str, message: Message, record: MetadataRecord) -> None: ...
+
+    def on_data(self, collection_id: str, message: Message, frame: TactileFrame) -> None: ...
+
+
+class _Source(Protocol):
+    def subscribe(self, collection_id: str, *, queue_limit: int = ...) -> Subscription: ...
+
+
+@dataclass
+class _Session:
+    confirmed: bool = False
+    alive: bool = True
+    metadata_payload: bytes = b""  # exact bytes that confirmed it (fast path for periodic repeats)
+    confirmation: tuple[Message, MetadataRecord] | None = None  # replayed to late observers
+    last_sequence: int = -1
+
+
+class TactileTracker:
+    """Consumes one collection from `transport_or_source` (anything with `subscribe(collection_id)`).
+
+    `max_flatbuffer_size`: largest data record accepted [bytes]; must be at least the producer's
+    record size. `error_policy`: "raise" (default) or "drop" (faulty data frames are counted in
+    `counters.rejected` and skipped)."""
+
+    DEFAULT_MAX_FLATBUFFER_SIZE = DEFAULT_MAX_FLATBUFFER_SIZE
+    TRACKER_METADATA_MAX_SIZE = TRACKER_METADATA_MAX_SIZE
+
+    def __init__(self, collection_id: str, transport_or_source: _Source, *,
+                 max_flatbuffer_size: int = DEFAULT_MAX_FLATBUFFER_SIZE, error_policy: str = "raise",
+                 queue_limit: int = DEFAULT_QUEUE_LIMIT, keep_frames: int = DEFAULT_QUEUE_LIMIT):
+        validate_collection_id(collection_id)
+        if error_policy not in ERROR_POLICIES:
+            raise ValueError(f"collection {collection_id!r}: error_policy must be one of {ERROR_POLICIES}, "
+                             f"got {error_policy!r}")
+        if max_flatbuffer_size < 1:
+            raise ValueError(f"collection {collection_id!r}: max_flatbuffer_size must be positive")
+        self.collection_id = collection_id
+        self.max_flatbuffer_size = max_flatbuffer_size
+        self.error_policy = error_policy
+        self.counters = TrackerCounters()
+        self._subscription = transport_or_source.subscribe(collection_id, queue_limit=queue_limit)
+        self._pending: deque[Event] = deque()
+        self._metadata: TactileMetadata | None = None
+        self._num_taxels = -1
+        self._sessions: dict[int, _Session] = {}
+        self._latest: TactileFrame | None = None
+        self._observers: list[TrackerObserver] = []
+        self._keep_frames = keep_frames
+        self._frames: deque[TactileFrame] | None = None  # created by the first frames() call
+        self._closed = False
+
+    # -- public API -----------------------------------------------------------------------------
+
+    def add_observer(self, observer: TrackerObserver) -> None:
+        """Call `observer.on_metadata` once per confirmed producer session (including any already
+        confirmed, replayed now) and `observer.on_data` for every frame delivered from now on."""
+        self._observers.append(observer)
+        for session in self._sessions.values():
+            if session.confirmed and session.confirmation is not None:
+                observer.on_metadata(self.collection_id, *session.confirmation)
+
+    def remove_observer(self, observer: TrackerObserver) -> None:
+        self._observers.remove(observer)
+
+    def get_metadata(self) -> TactileMetadata | None:
+        """The adopted layout, or None until a valid metadata arrived."""
+        return self._metadata
+
+    def get_data(self) -> TactileFrame | None:
+        """The newest delivered frame, or None while no frame has been confirmed."""
+        return self._latest
+
+    @property
+    def pending(self) -> int:
+        """Events taken from the transport but not yet processed (left behind by a raised error)."""
+        return len(self._pending)
+
+    def update(self) -> int:
+        """Process everything that has arrived; return the number of frames delivered by this call.
+
+        Raises the typed error of the first faulty event (see module doc); the events behind it
+        stay pending for the next call."""
+        if self._closed:
+            raise TactileError(f"collection {self.collection_id!r}: tracker is closed")
+        pending = self._pending
+        pending.extend(self._subscription.drain())
+        self.counters.overflowed = self._subscription.overflowed
+        delivered = 0
+        while pending:
+            event = pending.popleft()
+            if type(event) is Message:
+                if event.stream is Stream.DATA:
+                    delivered += self._on_data(event)
+                else:
+                    self._on_metadata(event)
+            else:
+                self._on_liveliness(event)
+        return delivered
+
+    def frames(self) -> Iterator[TactileFrame]:
+        """Every delivered frame, oldest first: calls `update()` and yields what it delivered until
+        nothing more has arrived, then stops (call again later). The first call starts collecting;
+        at most `keep_frames` undelivered frames are buffered (older ones are counted in
+        `counters.overflowed`)."""
+        if self._frames is None:
+            self._frames = deque()
+        while True:
+            while self._frames:
+                yield self._frames.popleft()
+            if self.update() == 0 and not self._frames:
+                return
+
+    def close(self) -> None:
+        """Stop receiving. Idempotent."""
+        if not self._closed:
+            self._closed = True
+            self._subscription.close()
+
+    def __enter__(self) -> "TactileTracker":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- event handling -------------------------------------------------------------------------
+
+    def _session(self, producer_session: int) -> _Session:
+        session = self._sessions.get(producer_session)
+        if session is None:
+            session = _Session()
+            self.counters.producer_sessions += 1
+            self._sessions[producer_session] = session
+        return session
+
+    def _on_liveliness(self, change: LivelinessChange) -> None:
+        session = self._sessions.get(change.producer_session)
+        if change.alive:
+            if session is None:
+                self._session(change.producer_session)
+            elif not session.alive:
+                session.alive = True  # regained: must confirm its metadata again (reset on loss)
+        elif session is not None and session.alive:
+            session.alive = False
+            self.counters.liveliness_lost += 1
+            session.confirmed = False
+            session.confirmation = None
+            session.metadata_payload = b""
+            session.last_sequence = -1
+
+    def _on_metadata(self, message: Message) -> None:
+        self.counters.metadata_received += 1
+        session = self._session(message.producer_session)
+        if session.confirmed and message.payload == session.metadata_payload:
+            return  # periodic republication of the confirmed bytes
+        try:
+            record = decode_metadata_record(message.payload, max_size=TRACKER_METADATA_MAX_SIZE)
+            record.metadata.validate()
+        except TactileError as exc:
+            session.confirmed = False
+            self._reject(f"collection {self.collection_id!r}: metadata from producer session "
+                         f"{message.producer_session:016x} refused", exc, always_raise=True)
+            return
+        if self._metadata is None:
+            self._metadata = record.metadata
+            self._num_taxels = record.metadata.num_taxels
+        elif record.metadata != self._metadata:
+            session.confirmed = False
+            self.counters.rejected += 1
+            error = MetadataMismatchError(
+                f"collection {self.collection_id!r}: producer session {message.producer_session:016x} "
+                f"sent metadata that differs from the adopted layout ({_describe_difference(self._metadata, record.metadata)}); "
+                "adopted layout kept, that session's data withheld")
+            self.counters.last_error = str(error)
+            raise error
+        was_confirmed = session.confirmed
+        session.confirmed = True
+        session.metadata_payload = bytes(message.payload)
+        if not was_confirmed:
+            session.confirmation = (message, record)
+            self.counters.metadata_confirmations += 1
+            for observer in self._observers:
+                observer.on_metadata(self.collection_id, message, record)
+
+    def _on_data(self, message: Message) -> int:
+        counters = self.counters
+        counters.received += 1
+        session = self._sessions.get(message.producer_session)
+        if session is None:
+            session = self._session(message.producer_session)
+        if not session.confirmed:
+            counters.dropped_before_confirmation += 1
+            return 0
+        try:
+            record = decode_tactile_record(message.payload, max_size=self.max_flatbuffer_size)
+            forces = record.forces
+            if forces.shape[0] != self._num_taxels:
+                raise DataLayoutError(
+                    f"it has {forces.shape[0]} taxels, the adopted metadata declares {self._num_taxels}")
+            if not np.isfinite(forces).all():
+                taxel = int(np.argwhere(~np.isfinite(forces))[0, 0])
+                raise NonFiniteForceError(f"taxel {taxel} has a non-finite force {forces[taxel].tolist()}")
+        except (InvalidMessageError, DataLayoutError) as exc:
+            self._reject(f"collection {self.collection_id!r}: data frame {message.sequence} from producer "
+                         f"session {message.producer_session:016x} refused", exc, always_raise=False)
+            return 0
+        sequence = message.sequence
+        last = session.last_sequence
+        if last >= 0:
+            if sequence > last + 1:
+                gap = sequence - last - 1
+                counters.sequence_gaps += 1
+                counters.frames_missing += gap
+                counters.last_sequence_gap = gap
+            elif sequence <= last:
+                counters.out_of_order += 1
+        if sequence > last:
+            session.last_sequence = sequence
+        frame = TactileFrame(forces, record.timestamp, sequence, message.producer_session)
+        self._latest = frame
+        counters.delivered += 1
+        if self._frames is not None:
+            if len(self._frames) >= self._keep_frames:
+                self._frames.popleft()
+                counters.overflowed += 1
+            self._frames.append(frame)
+        for observer in self._observers:
+            observer.on_data(self.collection_id, message, frame)
+        return 1
+
+    def _reject(self, context: str, exc: TactileError, *, always_raise: bool) -> None:
+        self.counters.rejected += 1
+        error = _in_context(exc, context)
+        self.counters.last_error = str(error)
+        if always_raise or self.error_policy == "raise":
+            raise error from exc
+
+
+def _in_context(exc: TactileError, context: str) -> TactileError:
+    """The same error type, its message prefixed with the collection / session context."""
+    if isinstance(exc, MetadataValidationError):
+        return MetadataValidationError(exc.rule, f"{context}: {exc.detail}")
+    try:
+        return type(exc)(f"{context}: {exc}")
+    except TypeError:  # a subclass with a different constructor: keep the original
+        return exc
+
+
+def _describe_difference(adopted: TactileMetadata, other: TactileMetadata) -> str:
+    """Name the first field that differs between two layouts."""
+    if adopted.num_taxels != other.num_taxels or adopted.num_segments != other.num_segments:
+        return (f"{other.num_segments} segments / {other.num_taxels} taxels vs adopted "
+                f"{adopted.num_segments} / {adopted.num_taxels}")
+    if tuple(adopted.joint_ids) != tuple(other.joint_ids):
+        return f"joint ids {[int(j) for j in other.joint_ids]} vs adopted {[int(j) for j in adopted.joint_ids]}"
+    for name in ("segment_bind_poses", "taxel_bind_poses", "segment_indices", "segment_weights"):
+        a, b = np.asarray(getattr(adopted, name)), np.asarray(getattr(other, name))
+        diff = np.argwhere(a != b)
+        if len(diff):
+            row = int(diff[0][0])
+            return f"{name} row {row}: {b[row].tolist()} vs adopted {a[row].tolist()}"
+    return "encoded fields differ"
