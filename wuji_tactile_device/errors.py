@@ -53,3 +53,36 @@ class ProducerError(TactileError):
 
 class DeviceFormatError(ProducerError):
     """A device's declared sensor format or frame bytes break the vendor contract."""
+
+
+class CorruptChunkError(RecordingError):
+    """An MCAP chunk fails its CRC or does not decompress; `start_ns`/`end_ns` give the log-time
+    range its header announces (what is lost)."""
+
+    def __init__(self, start_ns: int, end_ns: int, message: str):
+        super().__init__(message)
+        self.start_ns = start_ns
+        self.end_ns = end_ns
+
+
+class RecordingWarning(UserWarning):
+    """A recording was readable only in part (e.g. truncated by a crash); the message says how
+    much was lost."""
+
+
+class FingerOfflineError(ProducerError):
+    """One or more fingertip modules do not answer or stopped sending; `fingers` names them."""
+
+    def __init__(self, fingers: tuple[str, ...], message: str):
+        super().__init__(message)
+        self.fingers = tuple(fingers)
+
+
+class LayoutChangedError(DeviceFormatError):
+    """A device revised a finger's sensor layout mid-session; the published metadata no longer
+    describes its data, so the producer stops instead of publishing under the old layout."""
+
+
+class CalibrationFileError(ProducerError):
+    """A full-scale calibration file (normalized firmware mode) is missing, unreadable or does
+    not cover the device's fingers and axes."""

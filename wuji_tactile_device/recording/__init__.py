@@ -1,0 +1,10 @@
+"""MCAP recording, replay and damaged-file recovery for tactile collections.
+
+`McapRecorder` writes collections from a transport or from trackers; `McapReplay` is a file as a
+`TactileTracker` source; `recover` rewrites a damaged file; `inspect_file` reports and checks one.
+The file layout is described in `recording.layout`.
+"""
+from .recorder import McapRecorder
+from .replay import McapReplay
+
+__all__ = ["McapRecorder", "McapReplay"]

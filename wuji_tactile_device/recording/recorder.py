@@ -1,0 +1,221 @@
+"""McapRecorder: writes the data and metadata streams of any number of collections into one MCAP
+file (layout in `recording.layout`), from a transport or from trackers.
+
+Crash safety: the open chunk is closed and handed to the OS at least every `flush_period_s`
+(default 0.5 s) of wall time, checked on every `poll()`/write, so a killed process loses at most
+the last flush period plus what the transport still held; `close()` (also on Ctrl-C in the CLI)
+writes the summary and leaves a complete, indexed file.
+"""
+from __future__ import annotations
+
+import datetime
+import logging
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import mcap
+from mcap.writer import CompressionType, Writer
+
+from .. import __version__
+from ..errors import InvalidMessageError, RecordingError
+from ..messages import bfbs
+from ..transport.base import LivelinessChange, Message, Stream, Subscription, Transport, validate_collection_id
+from . import layout
+
+log = logging.getLogger(__name__)
+
+_COMPRESSION = {"zstd": CompressionType.ZSTD, "lz4": CompressionType.LZ4, "none": CompressionType.NONE}
+
+
+class McapRecorder:
+    """Record tactile collections into `path` (an MCAP file).
+
+    `file_metadata`: extra string pairs for the file-level metadata record `wuji_tactile_device`
+    (e.g. `{"producer_kind": "sim", "hand_side": "right"}`); the package version and the UTC start
+    time are always written. `flush_period_s`: wall-time bound on what a crash can lose.
+    `fsync=True` also asks the OS to put each flushed chunk on disk (survives power loss).
+    """
+
+    def __init__(self, path: str | os.PathLike, *, file_metadata: dict[str, str] | None = None,
+                 overwrite: bool = False, flush_period_s: float = 0.5, chunk_size: int = 4 << 20,
+                 compression: str = "zstd", fsync: bool = False):
+        self.path = Path(path)
+        if compression not in _COMPRESSION:
+            raise RecordingError(f"compression {compression!r} is not one of {', '.join(_COMPRESSION)}")
+        if not flush_period_s > 0:
+            raise RecordingError(f"flush_period_s must be > 0 s, got {flush_period_s}")
+        meta = {"package": "wuji_tactile_device", "package_version": __version__,
+                "recording_started_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                "clock": "log and publish times are ns of the producer's monotonic clock (not the epoch)"}
+        for k, v in (file_metadata or {}).items():
+            if not isinstance(k, str) or not isinstance(v, str):
+                raise RecordingError(f"file_metadata must map str to str, got {k!r}: {v!r}")
+            meta[k] = v
+        try:
+            self._file = open(self.path, "wb" if overwrite else "xb")
+        except FileExistsError as exc:
+            raise RecordingError(f"{self.path} already exists (pass overwrite=True / --overwrite to replace it)") from exc
+        except OSError as exc:
+            raise RecordingError(f"cannot create {self.path}: {exc.strerror}") from exc
+        self._writer = Writer(self._file, chunk_size=chunk_size, compression=_COMPRESSION[compression])
+        self._writer.start(profile=layout.PROFILE, library=f"wuji_tactile_device {__version__} (mcap {mcap.__version__})")
+        self._schema_ids = {
+            Stream.DATA: self._writer.register_schema(layout.DATA_SCHEMA_NAME, layout.SCHEMA_ENCODING, bfbs(layout.DATA_ROOT)),
+            Stream.METADATA: self._writer.register_schema(layout.METADATA_SCHEMA_NAME, layout.SCHEMA_ENCODING,
+                                                          bfbs(layout.METADATA_ROOT)),
+        }
+        self._writer.add_metadata(layout.FILE_METADATA_NAME, meta)
+        self._file.flush()
+        self._fsync = fsync
+        self._flush_period_ns = int(flush_period_s * 1e9)
+        self._last_flush = time.monotonic_ns()
+        self._pending = 0  # messages written since the last flush
+        self._channels: dict[tuple[str, Stream, int], int] = {}
+        self._last_metadata: dict[tuple[str, int], bytes] = {}
+        self._subscriptions: list[Subscription] = []
+        self._warned_unreadable: set[str] = set()
+        self._closed = False
+        #: written_data, written_metadata, metadata_repeats_skipped (periodic republishes),
+        #: unreadable_timestamp (written with the receive time as log time), liveliness_events.
+        self.counters = {"written_data": 0, "written_metadata": 0, "metadata_repeats_skipped": 0,
+                         "unreadable_timestamp": 0, "liveliness_events": 0}
+
+    # -- sources -------------------------------------------------------------------------------
+    def add_collection(self, transport: Transport, collection_id: str) -> None:
+        """Record both streams of `collection_id` as they arrive on `transport` (unvalidated,
+        exactly as on the wire: replay then meets the tracker exactly as live). Call `poll()`."""
+        self._check_open()
+        self._subscriptions.append(transport.subscribe(validate_collection_id(collection_id)))
+
+    def attach(self, tracker: Any) -> None:
+        """Record what `tracker` adopts and delivers (validated metadata once per producer
+        session, every delivered frame); writes happen inside `tracker.update()`."""
+        self._check_open()
+        tracker.add_observer(_TrackerTap(self))
+
+    @property
+    def dropped_by_transport(self) -> int:
+        """Events the subscriptions dropped because `poll()` was not called often enough."""
+        return sum(s.overflowed for s in self._subscriptions)
+
+    # -- writing -------------------------------------------------------------------------------
+    def poll(self) -> int:
+        """Write everything that arrived on the added collections; flush when due. Returns the
+        number of messages written."""
+        self._check_open()
+        written = 0
+        for sub in self._subscriptions:
+            cid = sub.collection_id
+            for ev in sub.drain():
+                if isinstance(ev, Message):
+                    written += self.write(cid, ev.stream, ev.payload, ev.producer_session, ev.sequence,
+                                          receive_time_ns=ev.receive_time_ns)
+                elif isinstance(ev, LivelinessChange):
+                    self.counters["liveliness_events"] += 1
+        self.maybe_flush()
+        return written
+
+    def write(self, collection_id: str, stream: Stream, payload: bytes, producer_session: int, sequence: int,
+              *, receive_time_ns: int | None = None, times: tuple[int, int] | None = None) -> int:
+        """Write one record; returns 1 if written, 0 for a metadata republish already in the file.
+
+        Log/publish time come from the record's timestamp (available, sample time) unless `times`
+        gives them; a record whose timestamp cannot be read is still written (replay must show
+        the tracker what the wire carried) with `receive_time_ns` as both times, counted in
+        `counters["unreadable_timestamp"]` and logged once per collection."""
+        if stream is Stream.METADATA:
+            key = (collection_id, producer_session)
+            if self._last_metadata.get(key) == payload:
+                self.counters["metadata_repeats_skipped"] += 1
+                return 0
+            self._last_metadata[key] = bytes(payload)
+        if times is None:
+            try:
+                times = layout.record_times(payload, stream)
+            except InvalidMessageError as exc:
+                if receive_time_ns is None:
+                    raise
+                times = (receive_time_ns, receive_time_ns)
+                self.counters["unreadable_timestamp"] += 1
+                if collection_id not in self._warned_unreadable:
+                    self._warned_unreadable.add(collection_id)
+                    log.warning("recording %s: a %s record has no readable timestamp (%s); written with the "
+                                "receive time as log time, replay will show it to the tracker", collection_id,
+                                stream.value, exc)
+        ch = self._channels.get((collection_id, stream, producer_session))
+        if ch is None:
+            ch = self._writer.register_channel(
+                layout.topic_of(collection_id, stream), layout.MESSAGE_ENCODING, self._schema_ids[stream],
+                {layout.SESSION_KEY: layout.session_hex(producer_session)})
+            self._channels[(collection_id, stream, producer_session)] = ch
+        log_time, publish_time = times
+        if log_time < 0 or publish_time < 0:
+            raise RecordingError(f"{collection_id}: {stream.value} record with a negative timestamp "
+                                 f"({log_time}, {publish_time}) cannot be an MCAP time")
+        self._writer.add_message(ch, log_time, payload, publish_time, sequence & layout.SEQUENCE_MASK)
+        self.counters["written_metadata" if stream is Stream.METADATA else "written_data"] += 1
+        self._pending += 1
+        return 1
+
+    def maybe_flush(self) -> None:
+        """Flush if the flush period has elapsed since the last flush."""
+        if self._pending and time.monotonic_ns() - self._last_flush >= self._flush_period_ns:
+            self.flush()
+
+    def flush(self) -> None:
+        """Close the open chunk and hand it to the OS (and to the disk with `fsync=True`)."""
+        self._check_open()
+        self._writer.flush()
+        if self._fsync:
+            os.fsync(self._file.fileno())
+        self._pending = 0
+        self._last_flush = time.monotonic_ns()
+
+    def close(self) -> None:
+        """Write the summary and close the file (a complete, indexed MCAP). Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        for sub in self._subscriptions:
+            sub.close()
+        try:
+            self._writer.finish()
+            self._file.flush()
+            if self._fsync:
+                os.fsync(self._file.fileno())
+        finally:
+            self._file.close()
+        if self.dropped_by_transport:
+            log.warning("recording %s: the transport dropped %d events because poll() was not called often enough",
+                        self.path, self.dropped_by_transport)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RecordingError(f"recorder for {self.path} is closed")
+
+    def __enter__(self) -> "McapRecorder":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _TrackerTap:
+    """Tracker observer that writes what the tracker adopted and delivered."""
+
+    def __init__(self, recorder: McapRecorder):
+        self._rec = recorder
+
+    def on_metadata(self, collection_id: str, message: Message, record: Any) -> None:
+        ts = record.timestamp
+        self._rec.write(collection_id, Stream.METADATA, message.payload, message.producer_session, message.sequence,
+                        times=(ts.available_time_local_common_clock, ts.sample_time_local_common_clock))
+        self._rec.maybe_flush()
+
+    def on_data(self, collection_id: str, message: Message, frame: Any) -> None:
+        ts = frame.timestamp
+        self._rec.write(collection_id, Stream.DATA, message.payload, message.producer_session, message.sequence,
+                        times=(ts.available_time_local_common_clock, ts.sample_time_local_common_clock))
+        self._rec.maybe_flush()
