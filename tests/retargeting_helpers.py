@@ -1,0 +1,110 @@
+"""Helpers for the retargeting / plot tests: a curved-pad layout whose construction is known
+independently of the package's geometry (axis-angle rotations, Rodrigues matrices), so tests can
+compute expected values by hand. Not a fixture module: imported explicitly."""
+from __future__ import annotations
+
+import numpy as np
+
+from wuji_tactile_device.messages import HandJoint
+from wuji_tactile_device.metadata import TactileMetadata
+
+DISTAL = (HandJoint.THUMB_DISTAL, HandJoint.INDEX_DISTAL, HandJoint.MIDDLE_DISTAL,
+          HandJoint.RING_DISTAL, HandJoint.LITTLE_DISTAL)
+PAD_RADIUS = 0.008  # [m]
+
+
+def rot(axis, angle: float) -> np.ndarray:
+    """Rodrigues rotation matrix about `axis` by `angle` [rad] (independent of the package)."""
+    a = np.asarray(axis, dtype=np.float64)
+    a = a / np.linalg.norm(a)
+    k = np.array([[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]])
+    return np.eye(3) + np.sin(angle) * k + (1 - np.cos(angle)) * k @ k
+
+
+def quat_of(axis, angle: float) -> np.ndarray:
+    """(qx, qy, qz, qw) of the same rotation as `rot(axis, angle)`."""
+    a = np.asarray(axis, dtype=np.float64)
+    a = a / np.linalg.norm(a)
+    return np.concatenate([np.sin(angle / 2) * a, [np.cos(angle / 2)]])
+
+
+def matrix_to_quat(r: np.ndarray) -> np.ndarray:
+    """(qx, qy, qz, qw) of a rotation matrix (Shepperd's method, enough for test poses)."""
+    w = np.sqrt(max(0.0, 1 + r[0, 0] + r[1, 1] + r[2, 2])) / 2
+    if w > 1e-3:
+        return np.array([(r[2, 1] - r[1, 2]) / (4 * w), (r[0, 2] - r[2, 0]) / (4 * w),
+                         (r[1, 0] - r[0, 1]) / (4 * w), w])
+    i = int(np.argmax(np.diag(r)))
+    j, k = (i + 1) % 3, (i + 2) % 3
+    s = np.sqrt(1 + r[i, i] - r[j, j] - r[k, k]) * 2
+    q = np.zeros(4)
+    q[i] = s / 4
+    q[j] = (r[j, i] + r[i, j]) / s
+    q[k] = (r[k, i] + r[i, k]) / s
+    q[3] = (r[k, j] - r[j, k]) / s
+    return q
+
+
+def homogeneous(r: np.ndarray, t) -> np.ndarray:
+    m = np.eye(4)
+    m[:3, :3] = r
+    m[:3, 3] = t
+    return m
+
+
+def pose_of(m: np.ndarray) -> np.ndarray:
+    return np.concatenate([m[:3, 3], matrix_to_quat(m[:3, :3])])
+
+
+class CurvedPadLayout:
+    """Five distal segments (generic bind rotations) with `per_pad` taxels each on a cylindrical
+    pad (radius 8 mm around the segment's z axis, on its −Y side). Keeps the construction:
+    `seg_m[j]` (4×4 segment → wrist), `local_m[n]` (4×4 taxel → its segment), `seg_of[n]`."""
+
+    def __init__(self, per_pad: int = 6, *, blended_taxel: int | None = None):
+        self.per_pad = per_pad
+        seg_m, local_m, seg_of = [], [], []
+        for j in range(len(DISTAL)):
+            r = rot([0.3, 1.0, 0.2 * j], 0.4 + 0.3 * j)
+            seg_m.append(homogeneous(r, [0.02 * j - 0.04, 0.01 * j, -0.09 - 0.005 * j]))
+            for i in range(per_pad):
+                phi = np.pi + (i % 3 - 1) * 0.6  # around the bone axis, centred on −Y
+                z = -0.006 - 0.004 * (i // 3)
+                normal = np.array([np.sin(phi), np.cos(phi), 0.0])  # outward
+                tangent = np.array([0.0, 0.0, -1.0])  # toward the fingertip
+                r_local = np.column_stack([tangent, np.cross(normal, tangent), normal])
+                local_m.append(homogeneous(r_local, PAD_RADIUS * normal + [0, 0, z]))
+                seg_of.append(j)
+        self.seg_m = np.array(seg_m)
+        self.local_m = np.array(local_m)
+        self.seg_of = np.array(seg_of)
+        n = len(seg_of)
+        taxel_m = self.seg_m[self.seg_of] @ self.local_m
+        indices = np.repeat(self.seg_of[:, None], 4, axis=1)
+        weights = np.zeros((n, 4))
+        weights[:, 0] = 1.0
+        if blended_taxel is not None:  # split one taxel between its segment and the next one
+            indices[blended_taxel, 1] = (self.seg_of[blended_taxel] + 1) % len(DISTAL)
+            weights[blended_taxel, :2] = 0.5
+        self.metadata = TactileMetadata(DISTAL, np.array([pose_of(m) for m in self.seg_m]),
+                                        np.array([pose_of(m) for m in taxel_m]), indices, weights)
+        self.metadata.validate()
+        # The metadata stores float32: keep the exact stored transforms for expected values.
+        self.seg_m = np.array([_matrix_of(p) for p in self.metadata.segment_bind_poses])
+        self.taxel_m = np.array([_matrix_of(p) for p in self.metadata.taxel_bind_poses])
+
+    @property
+    def num_taxels(self) -> int:
+        return len(self.seg_of)
+
+
+def _matrix_of(pose) -> np.ndarray:
+    """4×4 of a pose, by the textbook quaternion formula (independent of the package)."""
+    x, y, z, w = np.asarray(pose[3:], dtype=np.float64) / np.linalg.norm(np.asarray(pose[3:], dtype=np.float64))
+    r = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                  [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                  [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+    return homogeneous(r, np.asarray(pose[:3], dtype=np.float64))
+
+
+matrix_of = _matrix_of

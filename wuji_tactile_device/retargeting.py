@@ -1,0 +1,419 @@
+"""Isaac Teleop retargeting-graph nodes for tactile collections (optional extra `isaacteleop`).
+
+- `TactileSource(name, collection_id, num_segments, num_taxels, source=...)`: the graph's entry
+  point for one collection. It reads a `TactileTracker` (live transport or MCAP replay) and emits
+  `taxel_forces` `(num_taxels, 3)` float32 [N, taxel axes] and `tactile_layout` (segment joint
+  ids, segment bind poses, taxel bind poses, segment indices, segment weights). Both outputs are
+  `OptionalType`: absent (`is_none`) until the tracker has confirmed the collection's metadata
+  (forces: until the first frame after that). The constructor counts fix the output shapes, as
+  in Isaac Teleop's own source nodes; metadata with other counts raises `DataLayoutError`.
+- `TaxelSkinning`: `tactile_layout` + one hand's joint poses in the hand tracker's base space
+  (Isaac Teleop's `HandInput`) [+ `taxel_forces`] → taxel positions in the wrist frame and in
+  base space [m] and, for rigidly attached taxels, taxel forces rotated into base space [N]. The
+  math is the contract core's (`geometry.rebase_to_root`, `lbs_positions`, `rotate_forces_to_root`).
+- `PadForceMagnitude`: taxel forces + layout → the magnitude of each finger pad's resultant
+  force, `TactileVector(5)` [N] (thumb … pinky), ready for Isaac Teleop's
+  `TactileVectorToFingerPower`.
+
+The engine is pure Python and runs without an XR runtime: build the graph with `connect()`, then
+per step `graph.execute_pipeline({source.name: source.poll_tracker()})`.
+"""
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import Any, Iterator, NamedTuple
+
+import numpy as np
+
+from .errors import DataLayoutError, TactileError
+
+ISAACTELEOP_EXTRA = "pip install 'wuji-tactile-device[isaacteleop]'"
+
+
+class MissingIsaacTeleopError(TactileError, ImportError):
+    """Raised on import when the optional extra `isaacteleop` is not installed."""
+
+
+try:
+    from isaacteleop.retargeting_engine.interface import (
+        BaseRetargeter, ComputeContext, GraphTime, OptionalType, RetargeterIO, RetargeterIOType,
+        TensorGroup, TensorGroupType, TensorType)
+    from isaacteleop.retargeting_engine.tensor_types import (
+        DLDataType, HandInput, HandInputIndex, NDArrayType, TactileVector)
+except ImportError as _exc:  # the optional extra is missing
+    raise MissingIsaacTeleopError(
+        "wuji_tactile_device.retargeting needs Isaac Teleop's retargeting engine (package "
+        f"'isaacteleop'), which is not installed: {ISAACTELEOP_EXTRA}") from _exc
+
+from . import geometry
+from .messages import HandJoint
+from .metadata import TactileMetadata
+from .pads import NUM_PADS, pad_layout, pad_resultants
+from .tracker import DEFAULT_MAX_FLATBUFFER_SIZE, TactileFrame, TactileTracker
+from .transport.base import validate_collection_id
+
+__all__ = [
+    "TactileSource", "TaxelSkinning", "PadForceMagnitude", "TactileSample", "TactileSampleType",
+    "TaxelForces", "TaxelPositions", "TactileLayout", "TactileLayoutIndex", "layout_from_metadata",
+]
+
+
+# ============================================================================
+# Tensor types
+# ============================================================================
+
+def TaxelForces(num_taxels: int) -> TensorGroupType:
+    """Per-taxel force vectors: one `(num_taxels, 3)` float32 tensor [N, each taxel's axes]."""
+    return TensorGroupType(f"taxel_forces_{num_taxels}", [
+        NDArrayType("taxel_forces", shape=(num_taxels, 3), dtype=DLDataType.FLOAT, dtype_bits=32)])
+
+
+def TaxelPositions(num_taxels: int, frame: str) -> TensorGroupType:
+    """Per-taxel positions: one `(num_taxels, 3)` float32 tensor [m] in `frame`."""
+    return TensorGroupType(f"taxel_positions_{frame}_{num_taxels}", [
+        NDArrayType(f"taxel_positions_{frame}", shape=(num_taxels, 3), dtype=DLDataType.FLOAT,
+                    dtype_bits=32)])
+
+
+def TactileLayout(num_segments: int, num_taxels: int) -> TensorGroupType:
+    """A collection's static LBS layout as graph tensors (index with `TactileLayoutIndex`):
+
+    - `segment_joint_ids` `(J,)` int32: the `HandJoint` of each segment (HandSkeletonRef order);
+    - `segment_bind_poses` `(J, 7)` float32: joint-local → wrist frame, bind configuration;
+    - `taxel_bind_poses` `(N, 7)` float32: taxel → wrist frame, bind configuration;
+    - `segment_indices` `(N, 4)` int32: indices into the segment list;
+    - `segment_weights` `(N, 4)` float32: LBS weights (sum 1 per taxel).
+    Poses are x, y, z [m], qx, qy, qz, qw. The wire format stores float32, so float32 here is exact.
+    """
+    j, n = num_segments, num_taxels
+    f32 = dict(dtype=DLDataType.FLOAT, dtype_bits=32)
+    i32 = dict(dtype=DLDataType.INT, dtype_bits=32)
+    return TensorGroupType(f"tactile_layout_{j}x{n}", [
+        NDArrayType("segment_joint_ids", shape=(j,), **i32),
+        NDArrayType("segment_bind_poses", shape=(j, 7), **f32),
+        NDArrayType("taxel_bind_poses", shape=(n, 7), **f32),
+        NDArrayType("segment_indices", shape=(n, 4), **i32),
+        NDArrayType("segment_weights", shape=(n, 4), **f32),
+    ])
+
+
+class TactileLayoutIndex(IntEnum):
+    """Tensor positions inside a `TactileLayout` group."""
+
+    SEGMENT_JOINT_IDS = 0
+    SEGMENT_BIND_POSES = 1
+    TAXEL_BIND_POSES = 2
+    SEGMENT_INDICES = 3
+    SEGMENT_WEIGHTS = 4
+
+
+class TactileSample(NamedTuple):
+    """What `TactileSource` reads from its tracker in one step: the confirmed metadata (None
+    until confirmed) and the latest frame (None until one was delivered)."""
+
+    metadata: TactileMetadata | None
+    frame: TactileFrame | None
+
+
+class TactileSampleType(TensorType):
+    """Graph input slot of `TactileSource`: a `TactileSample` (or None: nothing yet)."""
+
+    def _check_instance_compatibility(self, other: TensorType) -> bool:
+        return True
+
+    def validate_value(self, value: Any) -> None:
+        if value is not None and not isinstance(value, TactileSample):
+            raise TypeError(f"Expected TactileSample for '{self.name}', got {type(value).__name__}")
+
+
+def TactileSampleInput() -> TensorGroupType:
+    """The leaf input group of a `TactileSource`: one `TactileSampleType` slot."""
+    return TensorGroupType("tactile_sample", [TactileSampleType("tactile_sample")])
+
+
+def layout_from_metadata(metadata: TactileMetadata) -> tuple[np.ndarray, ...]:
+    """The five `TactileLayout` arrays of a metadata (new, read-only, contiguous)."""
+    arrays = (
+        np.asarray([int(j) for j in metadata.joint_ids], dtype=np.int32),
+        np.ascontiguousarray(metadata.segment_bind_poses, dtype=np.float32),
+        np.ascontiguousarray(metadata.taxel_bind_poses, dtype=np.float32),
+        np.ascontiguousarray(metadata.segment_indices, dtype=np.int32),
+        np.ascontiguousarray(metadata.segment_weights, dtype=np.float32),
+    )
+    for a in arrays:
+        a.flags.writeable = False
+    return arrays
+
+
+def _check_counts(what: str, num_segments: int, num_taxels: int) -> None:
+    for label, value in (("num_segments", num_segments), ("num_taxels", num_taxels)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"{what}: {label} must be a positive int, got {value!r}")
+
+
+# ============================================================================
+# TactileSource
+# ============================================================================
+
+class TactileSource(BaseRetargeter):
+    """Source node: a `TactileTracker`'s confirmed layout and latest force frame as graph tensors.
+
+    Construct with `source=` (a transport or an `McapReplay`; the node creates its tracker) or
+    `tracker=` (an existing `TactileTracker` of the same collection). Each step, call
+    `poll_tracker()` and feed its result as this node's leaf input; for a replay,
+    `iter_replay_inputs()` yields one input per recorded frame instead.
+
+    Inputs:
+        - `tactile_sample`: `TactileSampleType` (filled by `poll_tracker`).
+    Outputs (Optional; absent until the metadata is confirmed / the first frame arrived):
+        - `taxel_forces`: `TaxelForces(num_taxels)` [N, taxel axes];
+        - `tactile_layout`: `TactileLayout(num_segments, num_taxels)`.
+    """
+
+    SAMPLE = "tactile_sample"
+    TAXEL_FORCES = "taxel_forces"
+    TACTILE_LAYOUT = "tactile_layout"
+
+    def __init__(self, name: str, collection_id: str, num_segments: int, num_taxels: int, *,
+                 source: Any = None, tracker: TactileTracker | None = None,
+                 max_flatbuffer_size: int = DEFAULT_MAX_FLATBUFFER_SIZE) -> None:
+        _check_counts(f"TactileSource {name!r}", num_segments, num_taxels)
+        self._collection_id = validate_collection_id(collection_id)
+        self._num_segments = int(num_segments)
+        self._num_taxels = int(num_taxels)
+        if (source is None) == (tracker is None):
+            raise TypeError(f"TactileSource {name!r}: pass exactly one of source= (transport or "
+                            "MCAP replay) or tracker= (a TactileTracker)")
+        if tracker is None:
+            tracker = TactileTracker(collection_id, source, max_flatbuffer_size=max_flatbuffer_size)
+        elif tracker.collection_id != collection_id:
+            raise TactileError(f"TactileSource {name!r}: tracker reads collection "
+                               f"{tracker.collection_id!r}, not {collection_id!r}")
+        self._tracker = tracker
+        self._layout_of: tuple[TactileMetadata, tuple[np.ndarray, ...]] | None = None
+        super().__init__(name)
+
+    @property
+    def collection_id(self) -> str:
+        return self._collection_id
+
+    def get_tracker(self) -> TactileTracker:
+        """The `TactileTracker` this node reads."""
+        return self._tracker
+
+    def poll_tracker(self, deviceio_session: Any = None) -> RetargeterIO:
+        """Update the tracker and return this node's leaf input (latest frame: live semantics).
+        `deviceio_session` is accepted for symmetry with Isaac Teleop's sources and unused."""
+        self._tracker.update()
+        return self.inputs_for(self._tracker.get_metadata(), self._tracker.get_data())
+
+    def inputs_for(self, metadata: TactileMetadata | None, frame: TactileFrame | None) -> RetargeterIO:
+        """This node's leaf input for one given sample (for replay loops and tests)."""
+        group = TensorGroup(TactileSampleInput())
+        group[0] = TactileSample(metadata, frame)
+        return {self.SAMPLE: group}
+
+    def iter_replay_inputs(self, replay) -> Iterator[tuple[TactileFrame, RetargeterIO]]:
+        """Every frame of a finite source (an `McapReplay` with `.finished`), in order, as
+        `(frame, leaf input)`: the graph sees each recorded frame once, however fast it runs.
+        Use either this or `poll_tracker`, not both, on one node."""
+        while True:
+            finished = replay.finished
+            for frame in self._tracker.frames():
+                yield frame, self.inputs_for(self._tracker.get_metadata(), frame)
+            if finished:
+                return
+
+    def input_spec(self) -> RetargeterIOType:
+        return {self.SAMPLE: TactileSampleInput()}
+
+    def output_spec(self) -> RetargeterIOType:
+        return {
+            self.TAXEL_FORCES: OptionalType(TaxelForces(self._num_taxels)),
+            self.TACTILE_LAYOUT: OptionalType(TactileLayout(self._num_segments, self._num_taxels)),
+        }
+
+    def _layout_arrays(self, metadata: TactileMetadata) -> tuple[np.ndarray, ...]:
+        if self._layout_of is None or self._layout_of[0] is not metadata:
+            if (metadata.num_segments, metadata.num_taxels) != (self._num_segments, self._num_taxels):
+                raise DataLayoutError(
+                    f"TactileSource {self.name!r}: collection {self._collection_id!r} was built for "
+                    f"num_segments={self._num_segments}, num_taxels={self._num_taxels}, but its "
+                    f"confirmed metadata has num_segments={metadata.num_segments}, "
+                    f"num_taxels={metadata.num_taxels}")
+            self._layout_of = (metadata, layout_from_metadata(metadata))
+        return self._layout_of[1]
+
+    def _compute_fn(self, inputs: RetargeterIO, outputs: RetargeterIO, context) -> None:
+        sample: TactileSample | None = inputs[self.SAMPLE][0]
+        forces_out = outputs[self.TAXEL_FORCES]
+        layout_out = outputs[self.TACTILE_LAYOUT]
+        if sample is None or sample.metadata is None:
+            forces_out.set_none()
+            layout_out.set_none()
+            return
+        for i, array in enumerate(self._layout_arrays(sample.metadata)):
+            layout_out[i] = array
+        if sample.frame is None:
+            forces_out.set_none()
+            return
+        forces = sample.frame.forces
+        if forces.shape != (self._num_taxels, 3):
+            raise DataLayoutError(f"TactileSource {self.name!r}: frame of collection "
+                                  f"{self._collection_id!r} has shape {forces.shape}, expected "
+                                  f"({self._num_taxels}, 3)")
+        # Zero-copy: the tracker's array is a read-only float32 view of the received record, which
+        # it keeps alive; downstream nodes cannot modify the tracker's data through it.
+        forces_out[0] = forces
+
+
+# ============================================================================
+# TaxelSkinning
+# ============================================================================
+
+class TaxelSkinning(BaseRetargeter):
+    """Taxel positions (and, for rigid attachments, forces) on the moving hand.
+
+    Inputs:
+        - `tactile_layout`: Optional `TactileLayout(num_segments, num_taxels)`;
+        - `hand`: Optional `HandInput` — one hand's 26 OpenXR joint poses in the hand tracker's
+          base space (e.g. `HandsSource.output("hand_right")`);
+        - `taxel_forces`: Optional `TaxelForces(num_taxels)` [N, taxel axes] (leave unconnected
+          when only positions are wanted).
+    Outputs (Optional; absent while any input they need is absent or the wrist or a segment's
+    joint is not valid in this hand sample):
+        - `taxel_positions_wrist`: `(N, 3)` [m], current wrist frame (LBS);
+        - `taxel_positions_base`: `(N, 3)` [m], base space: `T_base_wrist · p_wrist`;
+        - `taxel_forces_base`: `(N, 3)` [N], forces rotated (never translated) into base space
+          by each taxel's rigid transform. A layout with a taxel blended over several segments
+          has no unique taxel frame: forces then raise `DataLayoutError` (positions still work).
+    Current joint poses in the wrist frame come from the same hand sample:
+    `T_root_joint = T_base_wrist⁻¹ · T_base_joint` (full rebasing, not a position subtraction).
+    """
+
+    TACTILE_LAYOUT = "tactile_layout"
+    HAND = "hand"
+    TAXEL_FORCES = "taxel_forces"
+    POSITIONS_WRIST = "taxel_positions_wrist"
+    POSITIONS_BASE = "taxel_positions_base"
+    FORCES_BASE = "taxel_forces_base"
+
+    def __init__(self, name: str, num_segments: int, num_taxels: int) -> None:
+        _check_counts(f"TaxelSkinning {name!r}", num_segments, num_taxels)
+        self._num_segments = int(num_segments)
+        self._num_taxels = int(num_taxels)
+        self._layout_cache: tuple[tuple[np.ndarray, ...], TactileMetadata] | None = None
+        super().__init__(name)
+
+    def input_spec(self) -> RetargeterIOType:
+        return {
+            self.TACTILE_LAYOUT: OptionalType(TactileLayout(self._num_segments, self._num_taxels)),
+            self.HAND: OptionalType(HandInput()),
+            self.TAXEL_FORCES: OptionalType(TaxelForces(self._num_taxels)),
+        }
+
+    def output_spec(self) -> RetargeterIOType:
+        n = self._num_taxels
+        return {
+            self.POSITIONS_WRIST: OptionalType(TaxelPositions(n, "wrist")),
+            self.POSITIONS_BASE: OptionalType(TaxelPositions(n, "base")),
+            self.FORCES_BASE: OptionalType(TaxelForces(n)),
+        }
+
+    def _compute_fn(self, inputs: RetargeterIO, outputs: RetargeterIO, context) -> None:
+        layout, hand, forces = inputs[self.TACTILE_LAYOUT], inputs[self.HAND], inputs[self.TAXEL_FORCES]
+        pos_wrist, pos_base, forces_base = (outputs[self.POSITIONS_WRIST], outputs[self.POSITIONS_BASE],
+                                            outputs[self.FORCES_BASE])
+        if layout.is_none or hand.is_none:
+            for out in (pos_wrist, pos_base, forces_base):
+                out.set_none()
+            return
+        joint_ids = np.asarray(layout[TactileLayoutIndex.SEGMENT_JOINT_IDS], dtype=np.int64)
+        valid = np.asarray(hand[HandInputIndex.JOINT_VALID]).astype(bool)
+        if not (valid[int(HandJoint.WRIST)] and valid[joint_ids].all()):
+            for out in (pos_wrist, pos_base, forces_base):
+                out.set_none()
+            return
+
+        base_poses = np.concatenate([np.asarray(hand[HandInputIndex.JOINT_POSITIONS], dtype=np.float64),
+                                     np.asarray(hand[HandInputIndex.JOINT_ORIENTATIONS], dtype=np.float64)],
+                                    axis=1)  # (26, 7) in base space
+        t_base_wrist = base_poses[int(HandJoint.WRIST)]
+        current = geometry.rebase_to_root(t_base_wrist, base_poses[joint_ids])  # (J, 7) wrist frame
+        metadata = self._metadata_of(layout)
+        p_wrist = geometry.skin_taxel_positions(metadata, current)
+        pos_wrist[0] = p_wrist.astype(np.float32)
+        pos_base[0] = geometry.pose_apply(t_base_wrist, p_wrist).astype(np.float32)
+        if forces.is_none:
+            forces_base.set_none()
+            return
+        f_wrist = geometry.taxel_forces_in_root(metadata, current, forces[0])
+        forces_base[0] = geometry.pose_rotate(t_base_wrist, f_wrist).astype(np.float32)
+
+    def _metadata_of(self, layout) -> TactileMetadata:
+        """The layout as a `TactileMetadata` for the core geometry functions, rebuilt only when
+        different arrays arrive (`TactileSource` sends the same arrays for a whole session)."""
+        arrays = tuple(layout[i] for i in TactileLayoutIndex)
+        if self._layout_cache is None or any(a is not b for a, b in zip(self._layout_cache[0], arrays)):
+            self._layout_cache = (arrays, TactileMetadata(*arrays))
+        return self._layout_cache[1]
+
+
+# ============================================================================
+# PadForceMagnitude
+# ============================================================================
+
+class PadForceMagnitude(BaseRetargeter):
+    """Magnitude of each finger pad's resultant force, thumb … pinky, `TactileVector(5)` [N].
+
+    Each taxel force is rotated into its pad frame (see `wuji_tactile_device.pads`) and summed
+    per pad; the output is the Euclidean norm of that resultant — frame-invariant, so it feeds
+    Isaac Teleop's `TactileVectorToFingerPower` directly.
+
+    Inputs: `taxel_forces` (Optional `TaxelForces(N)`), `tactile_layout` (Optional
+    `TactileLayout(J, N)`). Output: `finger_force` (required `TactileVector(5)`): while either
+    input is absent it is all zeros — no contact known, so a haptic device stays silent (the
+    engine's convention for required outputs of absent inputs, e.g. `DexHandRetargeter`).
+    """
+
+    TAXEL_FORCES = "taxel_forces"
+    TACTILE_LAYOUT = "tactile_layout"
+    FINGER_FORCE = "finger_force"
+
+    def __init__(self, name: str, num_segments: int, num_taxels: int) -> None:
+        _check_counts(f"PadForceMagnitude {name!r}", num_segments, num_taxels)
+        self._num_segments = int(num_segments)
+        self._num_taxels = int(num_taxels)
+        self._pads: tuple[tuple[np.ndarray, ...], Any] | None = None
+        super().__init__(name)
+
+    def input_spec(self) -> RetargeterIOType:
+        return {
+            self.TAXEL_FORCES: OptionalType(TaxelForces(self._num_taxels)),
+            self.TACTILE_LAYOUT: OptionalType(TactileLayout(self._num_segments, self._num_taxels)),
+        }
+
+    def output_spec(self) -> RetargeterIOType:
+        return {self.FINGER_FORCE: TactileVector(NUM_PADS)}
+
+    def _pad_layout(self, layout) -> Any:
+        arrays = tuple(layout[i] for i in TactileLayoutIndex)
+        # The layout is static per producer session: reuse the precomputed rotations while the
+        # same arrays (TactileSource caches them per metadata) keep arriving.
+        if self._pads is None or any(a is not b for a, b in zip(self._pads[0], arrays)):
+            self._pads = (arrays, pad_layout(*arrays))
+        return self._pads[1]
+
+    def _compute_fn(self, inputs: RetargeterIO, outputs: RetargeterIO, context) -> None:
+        forces, layout = inputs[self.TAXEL_FORCES], inputs[self.TACTILE_LAYOUT]
+        if forces.is_none or layout.is_none:
+            outputs[self.FINGER_FORCE][0] = np.zeros(NUM_PADS, dtype=np.float32)
+            return
+        resultants = pad_resultants(self._pad_layout(layout), np.asarray(forces[0]))
+        outputs[self.FINGER_FORCE][0] = np.linalg.norm(resultants, axis=1).astype(np.float32)
+
+
+def graph_time_of(frame: TactileFrame) -> ComputeContext:
+    """A `ComputeContext` whose graph time is the frame's sample time (replay keeps its clock)."""
+    t = int(frame.timestamp.sample_time_local_common_clock)
+    return ComputeContext(graph_time=GraphTime(sim_time_ns=t, real_time_ns=t))
