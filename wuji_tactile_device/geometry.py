@@ -188,7 +188,7 @@ def rigid_segment_of_taxels(metadata: "TactileMetadata") -> np.ndarray:
     blended = ((carried != -1) & (carried != main[:, None])).any(axis=1)
     if blended.any():
         taxel = int(np.argmax(blended))
-        raise DataLayoutError(f"taxel {taxel} is blended across segments {sorted(set(carried[taxel]) - {-1})}; "
+        raise DataLayoutError(f"taxel {taxel} is blended across segments {sorted(int(v) for v in set(carried[taxel].tolist()) - {-1})}; "
                               "a rigid taxel frame needs all weight on one segment")
     return main
 

@@ -183,7 +183,8 @@ def encode_tactile_data(forces: object) -> bytes:
     arr = as_force_array(forces)
     layout = _layout(arr.shape[0], False)
     out = bytearray(layout.template)
-    out[layout.forces_pos : layout.forces_pos + arr.nbytes] = arr.data.cast("B")
+    if arr.size:
+        out[layout.forces_pos : layout.forces_pos + arr.nbytes] = memoryview(arr).cast("B")
     return bytes(out)
 
 
@@ -193,7 +194,8 @@ def encode_tactile_record(forces: object, timestamp: DeviceDataTimestamp) -> byt
     layout = _layout(arr.shape[0], True)
     out = bytearray(layout.template)
     _TIMESTAMP.pack_into(out, layout.timestamp_pos, *_timestamp_values(timestamp))
-    out[layout.forces_pos : layout.forces_pos + arr.nbytes] = arr.data.cast("B")
+    if arr.size:
+        out[layout.forces_pos : layout.forces_pos + arr.nbytes] = memoryview(arr).cast("B")
     return bytes(out)
 
 
@@ -239,6 +241,11 @@ def decode_tactile_record(buf: bytes, *, max_size: int | None = None) -> Tactile
             if forces.flags.writeable:
                 forces.flags.writeable = False
             return TactileRecord(forces, DeviceDataTimestamp._make(_TIMESTAMP.unpack_from(buf, ts)))
+    return _decode_record_full(buf, n)
+
+
+def _decode_record_full(buf, n: int) -> TactileRecord:
+    """The full bounds-checking walk of a data record (any FlatBuffers writer's layout)."""
     rec = verifier.root(buf, n, DATA_RECORD_FILE_IDENTIFIER, "TactileDataArrayRecord")
     timestamp = _timestamp(buf, rec)
     data = verifier.subtable(buf, n, rec, 0, "data")
