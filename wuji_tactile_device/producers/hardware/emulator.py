@@ -1,0 +1,374 @@
+"""An emulated Wuji Hand 2 fingertip system, byte-exact to the vendor contract, fed with the
+simulation's pad forces.
+
+`EmulatedHand2` has the SDK's accessor names (`fingertip_<f>_info().get()`, optionally the
+per-index `get_fingertip_info(i)`, `fingertip_<f>_data().subscribe()` → `recv()`/`close()`/
+`set_rate()`, `fingertip_<f>_status().get()`, `fingertip_online()`, `calibrate_fingertip()`,
+`serial_number`), so `SdkFingertipDevice(EmulatedHand2(...))` is exactly the path a real hand
+takes. The device's own point layout *is* the simulation's taxel layout: each pad's sensor module
+frame is the simulated pad frame (`base_xyz`/`base_rpy`), point axes are the simulated taxel
+axes expressed as device axes through the inverse of the producer's axis mapping, and `emit()`
+turns a contract force frame (176, 3) [N] into the five fingers' frames: i16 with a scale, in
+newtons (firmware < v2.4.0) or normalized to a full scale (≥ v2.4.0, saturating), plus the
+aggregate block (resultant [N] in the module axes, temperature [°C]).
+
+Fault injection: `set_online`, `set_sending` (stall), `revise_info` (mid-stream info revision, with
+or without a layout change), `inject` (truncated / oversized / duplicate next frame),
+`jump_clock`.
+"""
+from __future__ import annotations
+
+import json
+import zlib
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Callable, NamedTuple
+
+import numpy as np
+
+from ...geometry import rpy_to_matrix
+from ..wuji_hand2 import FINGERS
+from .device import MODEL_STANDARD, MODEL_THUMB, STATE_CALIBRATING, STATE_READY, EmulatedNodeOfflineError, sdk_module
+from .format import FIELD_TYPES, Mounting, build_format
+from .layout_metadata import DEFAULT_AXIS_MAPPING, AxisMapping
+
+#: Newton firmware: i16 raw × 0.001 N (±32.767 N per axis).
+NEWTON_SCALE = 0.001
+#: Normalized firmware: i16 raw × 2⁻¹⁴ (1.0 = raw 16384, exact in binary).
+NORMALIZED_SCALE = 2.0 ** -14
+AGGREGATE_SCALE = 0.01
+TEMPERATURE_SCALE = 0.01
+#: Full scale per device axis [N] the emulated normalized firmware divides by (fx, fy, fz).
+DEFAULT_FULL_SCALE = (5.0, 5.0, 10.0)
+
+
+def matrix_to_rpy(R: np.ndarray) -> np.ndarray:
+    """Inverse of R = Rz(yaw)·Ry(pitch)·Rx(roll), vectorised over leading axes: (..., 3) rad."""
+    R = np.asarray(R, dtype=np.float64)
+    pitch = np.arcsin(np.clip(-R[..., 2, 0], -1.0, 1.0))
+    lock = np.abs(R[..., 2, 0]) > 1.0 - 1e-12  # pitch = ±90°: only roll − yaw is defined; yaw := 0
+    roll = np.where(lock, np.arctan2(-R[..., 1, 2], R[..., 1, 1]), np.arctan2(R[..., 2, 1], R[..., 2, 2]))
+    yaw = np.where(lock, 0.0, np.arctan2(R[..., 1, 0], R[..., 0, 0]))
+    return np.stack([roll, pitch, yaw], axis=-1)
+
+
+class _Header(NamedTuple):
+    seq: int
+    timestamp_us: int
+    frame_id: str
+
+
+class EmulatedInfo(NamedTuple):
+    header: _Header
+    digest: int
+    model: str
+    device_type: int
+    rate_hz: float
+    format: str
+
+
+class EmulatedData(NamedTuple):
+    header: _Header
+    info_digest: int
+    data: bytes
+
+
+class EmulatedStatus(NamedTuple):
+    model: int
+    state: int
+
+
+class _Getter:
+    def __init__(self, fn: Callable[[], Any]):
+        self.get = fn
+
+
+class EmulatedSubscription:
+    """`wuji_sdk.Subscription` look-alike: non-blocking `recv()`, `close()`, `set_rate()`."""
+
+    def __init__(self, hand: "EmulatedHand2", finger: str, limit: int):
+        self._hand, self._finger = hand, finger
+        self._queue: deque[EmulatedData] = deque(maxlen=limit)
+        self.closed = False
+        self.dtype = "FingertipSensorData"
+
+    def _put(self, msg: EmulatedData) -> None:
+        self._queue.append(msg)
+
+    def recv(self) -> EmulatedData | None:
+        if self.closed:
+            raise RuntimeError(f"{self._finger}: subscription is closed")
+        return self._queue.popleft() if self._queue else None
+
+    def set_rate(self, frequency_hz: int) -> int:
+        return int(self._hand.rate_hz)  # the emulator runs at its native rate only
+
+    def close(self) -> None:
+        self.closed = True
+        self._hand._subs[self._finger] = [s for s in self._hand._subs[self._finger] if s is not self]
+
+
+class _DataResource:
+    def __init__(self, hand: "EmulatedHand2", finger: str):
+        self._hand, self._finger = hand, finger
+
+    def subscribe(self) -> EmulatedSubscription:
+        sub = EmulatedSubscription(self._hand, self._finger, self._hand.queue_limit)
+        self._hand._subs[self._finger].append(sub)
+        return sub
+
+
+@dataclass
+class _Pad:
+    finger: str
+    taxels: slice
+    module_rotation: np.ndarray  # R(base_rpy): module axes in tip_sensor_frame
+    module_origin: np.ndarray
+    point_rotations: np.ndarray  # (P, 3, 3) device point axes in tip_sensor_frame
+    positions_module: np.ndarray
+    point_rpy: np.ndarray
+    format: dict
+    format_text: str = ""
+    digest: int = 0
+    revision: int = 0
+    seq: int = 0
+    online: bool = True
+    sending: bool = True
+    inject: deque | None = None
+
+
+class EmulatedHand2:
+    """An emulated Wuji Hand 2 with five fingertip sensors (see module docstring).
+
+    `firmware`: "newton" or "normalized". `mounting`: declare point_rpy/base_xyz/base_rpy;
+    `positions`: declare positions (both default True; False emulates older firmware).
+    `axis_mapping`: the mapping the producer is expected to use (the emulator applies its
+    inverse). `accessors`: "named" (SDK 2026.10.26), "indexed" (`get_fingertip_info(i)`) or
+    "both". `full_scale`: (3,) N per device axis for the normalized firmware."""
+
+    def __init__(self, side: str = "right", *, firmware: str = "newton", mounting: bool = True,
+                 positions: bool = True, axis_mapping: AxisMapping = DEFAULT_AXIS_MAPPING,
+                 accessors: str = "named", full_scale=DEFAULT_FULL_SCALE, rate_hz: float = 100.0,
+                 serial_number: str | None = None, start_time_us: int = 1_000_000, queue_limit: int = 256,
+                 calibration_ticks: int = 10, pad_layouts=None):
+        if firmware not in ("newton", "normalized"):
+            raise ValueError(f"firmware must be 'newton' or 'normalized', got {firmware!r}")
+        if accessors not in ("named", "indexed", "both"):
+            raise ValueError(f"accessors must be 'named', 'indexed' or 'both', got {accessors!r}")
+        if pad_layouts is None:
+            from ..sim.taxels import pad_layouts as sim_pad_layouts
+            pad_layouts = sim_pad_layouts(side)
+        self.side = side
+        self.firmware = firmware
+        self.rate_hz = float(rate_hz)
+        self.serial_number = serial_number or ("EMUK0001" if side == "right" else "EMUJ0001")
+        self.queue_limit = queue_limit
+        self.full_scale = np.asarray(full_scale, dtype=np.float64)
+        self.calibration_ticks = calibration_ticks
+        self._declare_mounting, self._declare_positions = mounting, positions
+        self._map = axis_mapping.matrix
+        self._sign = axis_mapping.force_sign
+        self._subs: dict[str, list[EmulatedSubscription]] = {f: [] for f in FINGERS}
+        self._pads: list[_Pad] = []
+        start = 0
+        for layout in pad_layouts:
+            n = len(layout.positions)
+            R_base = np.asarray(layout.pad_rotation, dtype=np.float64)
+            origin = np.asarray(layout.pad_origin, dtype=np.float64)
+            # taxel frame = R_point · Mᵀ  ⇒  device point axes R_point = R_taxel · M
+            R_point = np.asarray(layout.rotations, dtype=np.float64) @ self._map
+            pad = _Pad(layout.finger, slice(start, start + n), R_base, origin, R_point,
+                       (np.asarray(layout.positions) - origin) @ R_base, matrix_to_rpy(R_base.T @ R_point),
+                       {}, inject=deque())
+            self._pads.append(pad)
+            self._write_format(pad)
+            start += n
+        self.num_taxels = start
+        self._time_us = int(start_time_us)
+        self._clock_offset_us = 0
+        self._baseline = np.zeros((start, 3))
+        self._last_input = np.zeros((start, 3))
+        self._calibrating = 0
+        self.saturated_samples = 0  # device-side clipping (i16 range or normalized full scale)
+        for i, pad in enumerate(self._pads):
+            f = pad.finger
+            if accessors in ("named", "both"):
+                setattr(self, f"fingertip_{f}_info", self._accessor(self._info, i))
+            setattr(self, f"fingertip_{f}_data", self._accessor(_DataResource, self, f, bare=True))
+            setattr(self, f"fingertip_{f}_status", self._accessor(self._status, i))
+        if accessors in ("indexed", "both"):
+            self.get_fingertip_info = lambda i: self._info(int(i))
+
+    @staticmethod
+    def _accessor(fn, *args, bare: bool = False):
+        return (lambda: fn(*args)) if bare else (lambda: _Getter(lambda: fn(*args)))
+
+    # ----- format and info -----
+    def _write_format(self, pad: _Pad, *, point_type: str = "i16", point_scale: float | None = None) -> None:
+        scale = point_scale if point_scale is not None else (
+            NEWTON_SCALE if self.firmware == "newton" else NORMALIZED_SCALE)
+        mounting = Mounting(pad.point_rpy, pad.module_origin, matrix_to_rpy(pad.module_rotation)) \
+            if self._declare_mounting else None
+        pad.format = build_format(
+            point_count=pad.taxels.stop - pad.taxels.start, point_type=point_type, point_scale=scale,
+            unit="N" if self.firmware == "newton" else "normalized", aggregate_scale=AGGREGATE_SCALE,
+            temperature_scale=TEMPERATURE_SCALE, positions=pad.positions_module if self._declare_positions else None,
+            mounting=mounting, aggregate_xyz=np.zeros(3) if self._declare_mounting else None)
+        pad.format_text = json.dumps(pad.format, separators=(",", ":"))
+        # The real digest algorithm is not public; any function of the info content will do.
+        pad.digest = zlib.crc32(f"{pad.revision}:{pad.format_text}".encode())
+
+    def _offline_error(self, finger: str) -> Exception:
+        sdk = sdk_module()
+        cls = sdk.NodeOfflineError if sdk is not None else EmulatedNodeOfflineError
+        return cls(f"fingertip module of the {finger} finger is not connected")
+
+    def _info(self, index: int) -> EmulatedInfo:
+        pad = self._pads[index]
+        if not pad.online:
+            raise self._offline_error(pad.finger)
+        return EmulatedInfo(_Header(pad.seq, self.device_time_us, f"{self.side}_{pad.finger}_tip_sensor_frame"),
+                            pad.digest, "wuji-emulated-fingertip", 0, self.rate_hz, pad.format_text)
+
+    def _status(self, index: int) -> EmulatedStatus:
+        pad = self._pads[index]
+        if not pad.online:
+            raise self._offline_error(pad.finger)
+        return EmulatedStatus(MODEL_THUMB if pad.finger == "thumb" else MODEL_STANDARD,
+                              STATE_CALIBRATING if self._calibrating else STATE_READY)
+
+    def fingertip_online(self) -> list[bool]:
+        return [p.online for p in self._pads]
+
+    def calibrate_fingertip(self) -> None:
+        """Zero-baseline calibration of all pads: whatever load is on them now becomes zero
+        (after `calibration_ticks` frames in the Calibrating state)."""
+        off = [p.finger for p in self._pads if not p.online]
+        if off:
+            raise self._offline_error(off[0])
+        self._calibrating = self.calibration_ticks
+
+    # ----- fault injection -----
+    def pad(self, finger: str) -> _Pad:
+        return self._pads[FINGERS.index(finger)]
+
+    def set_online(self, finger: str, online: bool) -> None:
+        """Offline: no info, no status, no frames, `fingertip_online()` False."""
+        self.pad(finger).online = online
+
+    def set_sending(self, finger: str, sending: bool) -> None:
+        """A stall: the finger stays online but sends no frames."""
+        self.pad(finger).sending = sending
+
+    def revise_info(self, finger: str, *, point_type: str = "i16", point_scale: float | None = None,
+                    move_taxels_m: float = 0.0) -> None:
+        """Publish a new info revision (new digest). `point_type`/`point_scale` change the encoding
+        only; `move_taxels_m` ≠ 0 shifts every point (a layout change)."""
+        pad = self.pad(finger)
+        if point_type not in FIELD_TYPES:
+            raise ValueError(point_type)
+        pad.revision += 1
+        if move_taxels_m:
+            pad.positions_module = pad.positions_module + np.array([0.0, 0.0, move_taxels_m])
+        self._write_format(pad, point_type=point_type, point_scale=point_scale)
+
+    def inject(self, finger: str, fault: str) -> None:
+        """Corrupt the finger's next frame: 'truncated' (last byte missing), 'oversized' (one extra
+        byte) or 'duplicate' (the frame is delivered twice)."""
+        if fault not in ("truncated", "oversized", "duplicate"):
+            raise ValueError(f"unknown fault {fault!r}")
+        self.pad(finger).inject.append(fault)
+
+    def jump_clock(self, delta_us: int) -> None:
+        """Step the device clock (e.g. a time-sync correction or a device reboot)."""
+        self._clock_offset_us += int(delta_us)
+
+    @property
+    def device_time_us(self) -> int:
+        return self._time_us + self._clock_offset_us
+
+    # ----- frames -----
+    def device_point_forces(self, forces: np.ndarray) -> np.ndarray:
+        """Contract forces (N, 3) [N, taxel axes] → what the device's points measure [N, point axes]:
+        f_point = force_sign · Mᵀ · f_contract."""
+        return self._sign * (np.asarray(forces, dtype=np.float64) @ self._map)
+
+    def encode_frame(self, finger: str, forces: np.ndarray) -> bytes:
+        """The finger's frame bytes for contract forces (N, 3) of the whole hand."""
+        pad = self.pad(finger)
+        fp = self.device_point_forces(forces[pad.taxels])
+        fmt = pad.format
+        pf = {f["name"]: f for f in fmt["point_fields"]}
+        dtype = FIELD_TYPES[pf["fx"]["type"]]
+        scale = pf["fx"]["scale"]
+        values = fp
+        if fmt["unit"] == "normalized":
+            values = fp / self.full_scale
+            lo = np.array([-1.0, -1.0, 0.0])
+            clipped = np.clip(values, lo, 1.0)
+            self.saturated_samples += int(np.count_nonzero((clipped != values).any(axis=1)))
+            values = clipped
+        raw = np.rint(values / scale)
+        if dtype.kind in "iu":
+            info = np.iinfo(dtype)
+            clipped = np.clip(raw, info.min, info.max)
+            self.saturated_samples += int(np.count_nonzero((clipped != raw).any(axis=1)))
+            raw = clipped
+        else:
+            raw = values / scale
+        points = np.zeros((len(raw), fmt["point_stride"]), dtype=np.uint8)
+        points[:, :3 * dtype.itemsize] = np.ascontiguousarray(raw.astype(dtype)).view(np.uint8).reshape(len(raw), -1)
+        # Aggregate: the pad resultant [N] in module axes R(base_rpy) (no aggregate_rpy declared).
+        resultant_tip = np.einsum("pij,pj->i", pad.point_rotations, fp)
+        resultant = pad.module_rotation.T @ resultant_tip
+        temperature = 30.0 + 0.25 * FINGERS.index(finger)
+        agg = np.rint(np.array([*resultant / AGGREGATE_SCALE, temperature / TEMPERATURE_SCALE]))
+        agg = np.clip(agg, -32768, 32767).astype("<i2")
+        return points.tobytes() + agg.tobytes()
+
+    def emit(self, forces: np.ndarray, *, device_time_us: int | None = None) -> None:
+        """One device tick: contract forces (N, 3) [N] (e.g. the simulation's taxel forces) become
+        one frame per online, sending finger in every subscription. Device time advances by one
+        period unless `device_time_us` is given."""
+        forces = np.asarray(forces, dtype=np.float64)
+        if forces.shape != (self.num_taxels, 3):
+            raise ValueError(f"emit: forces must be ({self.num_taxels}, 3), got {forces.shape}")
+        if device_time_us is None:
+            self._time_us += int(round(1e6 / self.rate_hz))
+        else:
+            self._time_us = int(device_time_us)
+        self._last_input = forces
+        if self._calibrating:
+            self._calibrating -= 1
+            if self._calibrating == 0:
+                self._baseline = forces.copy()
+        loaded = forces - self._baseline
+        for pad in self._pads:
+            if not (pad.online and pad.sending):
+                continue
+            data = self.encode_frame(pad.finger, loaded)
+            faults = pad.inject
+            fault = faults.popleft() if faults else None
+            if fault == "truncated":
+                data = data[:-1]
+            elif fault == "oversized":
+                data = data + b"\x00"
+            header = _Header(pad.seq, self.device_time_us, f"{self.side}_{pad.finger}_tip_sensor_frame")
+            msg = EmulatedData(header, pad.digest, data)
+            for sub in self._subs[pad.finger]:
+                sub._put(msg)
+                if fault == "duplicate":
+                    sub._put(msg)
+            pad.seq = (pad.seq + 1) % (1 << 32)
+
+    def quantisation_step(self) -> np.ndarray:
+        """(N, 3) largest decode error [N] per contract component: half a raw step (× full scale in
+        normalized mode), in contract axes."""
+        step = np.empty((self.num_taxels, 3))
+        for pad in self._pads:
+            pf = {f["name"]: f for f in pad.format["point_fields"]}
+            s = np.array([pf[a]["scale"] for a in ("fx", "fy", "fz")]) * 0.5
+            if pad.format["unit"] == "normalized":
+                s = s * self.full_scale
+            step[pad.taxels] = np.abs(self._map) @ s
+        return step

@@ -1,0 +1,392 @@
+"""The hardware producer: a Wuji Hand 2's five fingertip streams → the tactile contract.
+
+Start-up confirms every finger (online, info fetched, `format` parsed, units usable), builds the
+metadata from the device's own point layout and the shared hand kinematics, and opens a
+`TactilePublisher`. Each `step()` pulls what arrived, checks every frame (info digest, exact
+length), assembles ticks by device timestamp, decodes one tick (one strided read per finger),
+converts units (normalized × full scale), maps device point axes to contract taxel axes and
+publishes. Per-finger resultants [N] and temperature [°C] from the device's aggregate block are
+kept in `resultants` (and can be logged with `ResultantLog`), never mixed into the contract stream.
+
+Never stale: a finger that sends nothing for `stale_after_s` marks the hand unavailable (no tick
+can complete, so nothing is published), is reported by name (offline vs stalled, from the
+device's online flags), and is re-confirmed (info fetched, digest and layout checked) before
+its frames are used again.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Mapping, NamedTuple
+
+import numpy as np
+
+from ...errors import (DeviceFormatError, FingerOfflineError, LayoutChangedError, ProducerError)
+from ...metadata import TactileMetadata
+from ...publisher import TactilePublisher
+from ...transport.base import Transport
+from ..wuji_hand2 import FINGERS
+from .assembly import TickAssembler
+from .calibration import SATURATION_LEVEL, load_full_scale, missing_calibration_error
+from .device import FingertipDevice, FingertipFrame, FingertipInfo
+from .format import SensorFormat, parse_format
+from .layout_metadata import DEFAULT_AXIS_MAPPING, AxisMapping, hardware_metadata
+from ...geometry import rpy_to_matrix
+
+log = logging.getLogger(__name__)
+
+#: Consecutive frames whose info_digest still differs after a fresh info fetch before giving up.
+MAX_DIGEST_RETRIES = 3
+
+
+@dataclass
+class HardwareConfig:
+    """How to turn a hand's fingertip streams into the contract.
+
+    `full_scale_path`: full-scale calibration file, required when a finger reports `normalized`.
+    `fallback_layout`: per-finger (P, 7) taxel poses in tip_sensor_frame for fingers whose format
+    declares no placement (e.g. `simulation_layout(side)`); None = refuse such fingers.
+    `tolerance_us`: max device-timestamp spread within one tick (None = half a period).
+    `stale_after_s`: silence after which a finger counts as gone (None = 5 periods).
+    """
+
+    side: str
+    collection_id: str | None = None
+    axis_mapping: AxisMapping = DEFAULT_AXIS_MAPPING
+    full_scale_path: str | Path | None = None
+    fallback_layout: Mapping[str, np.ndarray] | None = None
+    fallback_name: str = "simulation layout"
+    assume_point_unit: str | None = None
+    tolerance_us: int | None = None
+    stale_after_s: float | None = None
+    startup_grace_s: float = 1.0
+    clock_jump_us: int = 250_000
+    metadata_period_s: float = 1.0
+
+    @property
+    def collection(self) -> str:
+        return self.collection_id or f"tactile/{self.side}"
+
+
+class FingerResultant(NamedTuple):
+    """The device's own resultant for one finger (aggregate block), not derived from taxels."""
+
+    finger: str
+    force_n: np.ndarray  # (3,) [N] in the aggregate axes R(base_rpy)·R(aggregate_rpy)
+    force_tip_n: np.ndarray | None  # (3,) [N] in tip_sensor_frame (None: mounting pose unknown)
+    temperature_c: float  # [°C], NaN when not declared
+    device_time_us: int
+
+
+@dataclass
+class _Finger:
+    name: str
+    info: FingertipInfo
+    fmt: SensorFormat
+    taxels: slice
+    full_scale: np.ndarray | None = None  # (P, 3) float32 when normalized
+    aggregate_rotation: np.ndarray | None = None  # aggregate axes → tip_sensor_frame
+    last_received_ns: int = 0
+    unavailable: bool = False
+    digest_failures: int = 0
+    saturated: int = 0
+
+
+@dataclass
+class ProducerEvent:
+    kind: str  # "unavailable" | "recovered" | "info_revised" | "malformed"
+    fingers: tuple[str, ...]
+    message: str
+    time_ns: int = field(default_factory=time.monotonic_ns)
+
+
+class HardwareProducer:
+    """Publishes a hand's fingertip tactile data as the contract on `transport`."""
+
+    def __init__(self, device: FingertipDevice, transport: Transport, config: HardwareConfig, *,
+                 on_event: Callable[[ProducerEvent], None] | None = None,
+                 on_tick: Callable[["HardwareProducer"], None] | None = None):
+        self.device = device
+        self.config = config
+        self.on_event = on_event
+        self.on_tick = on_tick
+        self.events: list[ProducerEvent] = []
+        self.info_revisions = 0
+        self.resultants: dict[str, FingerResultant] = {}
+        self._fingers = self._confirm_all()
+        rate = self._fingers["thumb"].info.rate_hz
+        rates = {f.info.rate_hz for f in self._fingers.values()}
+        if len(rates) != 1 or not rate > 0:
+            raise ProducerError(f"fingers report different or invalid rates {sorted(rates)} Hz; "
+                                "ticks cannot be assembled")
+        self.rate_hz = rate
+        period_us = 1e6 / rate
+        self._stale_ns = int((config.stale_after_s if config.stale_after_s is not None else 5 / rate) * 1e9)
+        self.assembler = TickAssembler(tolerance_us=int(config.tolerance_us or period_us / 2),
+                                       clock_jump_us=config.clock_jump_us)
+        self.metadata, self.layout_sources = hardware_metadata(
+            config.side, {f: s.fmt for f, s in self._fingers.items()}, config.axis_mapping,
+            fallback_layout=config.fallback_layout, fallback_name=config.fallback_name)
+        self.num_taxels = self.metadata.num_taxels
+        self._device_forces = np.zeros((self.num_taxels, 3), dtype=np.float32)
+        self._forces = np.zeros((self.num_taxels, 3), dtype=np.float32)
+        self._force_matrix_t = np.ascontiguousarray(config.axis_mapping.force_matrix.T, dtype=np.float32)
+        self._load_calibration()
+        self.publisher = TactilePublisher(config.collection, self.metadata, transport,
+                                          metadata_period_s=config.metadata_period_s)
+        self.published = 0
+        self.device.open_streams()
+        now = time.monotonic_ns() + int(config.startup_grace_s * 1e9)
+        for f in self._fingers.values():
+            f.last_received_ns = now
+
+    # ----- start-up and re-confirmation -----
+    def _confirm_all(self) -> dict[str, _Finger]:
+        online = self.device.fingertip_online()
+        off = [f for f, ok in zip(FINGERS, online) if not ok]
+        if off:
+            raise FingerOfflineError(tuple(off), f"fingertip module(s) offline: {', '.join(off)} "
+                                     "(fingertip_online() is False); check that they are attached and powered")
+        out: dict[str, _Finger] = {}
+        start = 0
+        for finger in FINGERS:
+            info = self.device.fingertip_info(finger)
+            fmt = parse_format(finger, info.format, assume_point_unit=self.config.assume_point_unit)
+            out[finger] = _Finger(finger, info, fmt, slice(start, start + fmt.point_count))
+            out[finger].aggregate_rotation = _aggregate_rotation(fmt)
+            start += fmt.point_count
+        return out
+
+    def _load_calibration(self) -> None:
+        normalized = [f for f, s in self._fingers.items() if s.fmt.point_unit == "normalized"]
+        if not normalized:
+            return
+        if self.config.full_scale_path is None:
+            raise missing_calibration_error(normalized)
+        table = load_full_scale(self.config.full_scale_path, {f: s.fmt for f, s in self._fingers.items()},
+                                serial_number=self.device.serial_number or None)
+        for f in normalized:
+            self._fingers[f].full_scale = table[f]
+
+    def _reconfirm(self, finger: _Finger, frame_digest: int) -> bool:
+        """Fetch the finger's info again. True when the frame's digest now matches (decoder rebuilt
+        if the encoding changed); raises LayoutChangedError when the taxel layout changed."""
+        info = self.device.fingertip_info(finger.name)
+        if info.digest != frame_digest:
+            return False
+        if info.digest == finger.info.digest and info.format == finger.info.format:
+            return True
+        fmt = parse_format(finger.name, info.format, assume_point_unit=self.config.assume_point_unit)
+        if fmt.layout_key() != finger.fmt.layout_key():
+            what = ("point_count" if fmt.point_count != finger.fmt.point_count
+                    else "point placement (positions / point_rpy / base_xyz / base_rpy)")
+            raise LayoutChangedError(
+                f"{finger.name}: the device revised its sensor info mid-session (digest "
+                f"{finger.info.digest:#010x} → {info.digest:#010x}) and changed the {what}; the published "
+                f"metadata no longer describes its data — restart the producer to publish the new layout")
+        full_scale = None
+        if fmt.point_unit == "normalized":
+            if self.config.full_scale_path is None:
+                raise missing_calibration_error([finger.name])
+            full_scale = load_full_scale(self.config.full_scale_path, {finger.name: fmt},
+                                         serial_number=self.device.serial_number or None)[finger.name]
+        finger.info, finger.fmt, finger.full_scale = info, fmt, full_scale
+        finger.aggregate_rotation = _aggregate_rotation(fmt)
+        self.info_revisions += 1
+        self._event("info_revised", (finger.name,), f"{finger.name}: sensor info revised (digest "
+                    f"{info.digest:#010x}); decoder rebuilt, layout unchanged")
+        return True
+
+    # ----- the loop -----
+    @property
+    def unavailable_fingers(self) -> tuple[str, ...]:
+        return tuple(f for f, s in self._fingers.items() if s.unavailable)
+
+    @property
+    def saturated(self) -> dict[str, int]:
+        """Saturated taxel samples per finger (normalized mode: any axis at |v| ≥ 1)."""
+        return {f: s.saturated for f, s in self._fingers.items()}
+
+    def counters(self) -> dict:
+        d = self.assembler.counters.as_dict()
+        d["published"] = self.published
+        d["info_revisions"] = self.info_revisions
+        d["saturated"] = self.saturated
+        d["unavailable"] = list(self.unavailable_fingers)
+        return d
+
+    def step(self, now_ns: int | None = None) -> int:
+        """Pull, check, assemble and publish what arrived. Returns frames published."""
+        frames = self.device.poll()
+        returning: set[str] = set()
+        for fr in frames:
+            finger = self._fingers[fr.finger]
+            finger.last_received_ns = max(finger.last_received_ns, fr.received_ns)
+            if finger.unavailable:
+                returning.add(fr.finger)
+            if not self._accept(finger, fr):
+                continue
+            if not finger.unavailable:
+                self.assembler.push(fr)
+        for name in sorted(returning, key=FINGERS.index):
+            self._recover(self._fingers[name])
+        self._check_stale(time.monotonic_ns() if now_ns is None else now_ns)
+        if self.unavailable_fingers:
+            return 0
+        published = 0
+        for tick in self.assembler.pop_ready():
+            self._publish(tick)
+            published += 1
+        return published
+
+    def _accept(self, finger: _Finger, fr: FingertipFrame) -> bool:
+        c = self.assembler.counters
+        if fr.info_digest != finger.info.digest:
+            if finger.unavailable or not self._reconfirm(finger, fr.info_digest):
+                c.digest_mismatch[fr.finger] += 1
+                c.dropped[fr.finger] += 1
+                finger.digest_failures += 1
+                if finger.digest_failures >= MAX_DIGEST_RETRIES and not finger.unavailable:
+                    raise DeviceFormatError(
+                        f"{fr.finger}: {finger.digest_failures} frames carry info_digest "
+                        f"{fr.info_digest:#010x} but the device's info reports digest {finger.info.digest:#010x} "
+                        "even after fetching it again; refusing to decode frames with unknown layout")
+                return False
+        finger.digest_failures = 0
+        if len(fr.data) != finger.fmt.frame_size:
+            c.malformed[fr.finger] += 1
+            c.dropped[fr.finger] += 1
+            kind = "truncated" if len(fr.data) < finger.fmt.frame_size else "oversized"
+            self._event("malformed", (fr.finger,), f"{fr.finger}: {kind} frame seq {fr.seq} of {len(fr.data)} "
+                        f"bytes (format declares {finger.fmt.frame_size}); dropped")
+            return False
+        return True
+
+    def _check_stale(self, now_ns: int) -> None:
+        gone = [s for s in self._fingers.values() if not s.unavailable and now_ns - s.last_received_ns > self._stale_ns]
+        if not gone:
+            return
+        names = tuple(s.name for s in gone)
+        try:
+            online = dict(zip(FINGERS, self.device.fingertip_online()))
+        except Exception as exc:  # noqa: BLE001 - report the original cause, keep the stall reported
+            online = {}
+            log.warning("fingertip_online() failed while reporting a stall: %s", exc)
+        for s in gone:
+            s.unavailable = True
+        self.assembler.reset(names)
+        why = ", ".join(f"{n} ({'offline' if online.get(n) is False else 'stalled: no frames'})" for n in names)
+        self._event("unavailable", names, f"no data for {self._stale_ns / 1e6:.0f} ms from {why}; "
+                    "publication stopped until the finger(s) return and are re-confirmed")
+
+    def _recover(self, finger: _Finger) -> None:
+        try:
+            online = self.device.fingertip_online()[FINGERS.index(finger.name)]
+            if not online:
+                return
+            info = self.device.fingertip_info(finger.name)
+        except FingerOfflineError:
+            return
+        if not self._reconfirm(finger, info.digest):
+            return
+        finger.unavailable = False
+        finger.digest_failures = 0
+        self.assembler.reset((finger.name,))
+        self._event("recovered", (finger.name,), f"{finger.name}: frames again, info re-confirmed (digest "
+                    f"{finger.info.digest:#010x}); publication resumes when all fingers are available")
+
+    def _event(self, kind: str, fingers: tuple[str, ...], message: str) -> None:
+        ev = ProducerEvent(kind, fingers, message)
+        self.events.append(ev)
+        if len(self.events) > 1000:
+            del self.events[:500]
+        (log.info if kind in ("recovered", "info_revised") else log.warning)(message)
+        if self.on_event is not None:
+            self.on_event(ev)
+
+    def _publish(self, tick: list[FingertipFrame]) -> None:
+        dev = self._device_forces
+        ts_sum = 0
+        for fr in tick:
+            s = self._fingers[fr.finger]
+            out = dev[s.taxels]
+            agg = s.fmt.decode_into(fr.data, out)
+            if s.full_scale is not None:
+                s.saturated += int(np.count_nonzero((np.abs(out) >= SATURATION_LEVEL).any(axis=1)))
+                np.multiply(out, s.full_scale, out=out)
+            if agg is not None:
+                tip = None if s.aggregate_rotation is None else s.aggregate_rotation @ agg.force
+                self.resultants[fr.finger] = FingerResultant(fr.finger, agg.force, tip, agg.temperature_c,
+                                                             fr.timestamp_us)
+            ts_sum += fr.timestamp_us
+        np.matmul(dev, self._force_matrix_t, out=self._forces)
+        ts_us = ts_sum // len(tick)
+        self.publisher.publish(self._forces, sample_time_ns=self.assembler.clock.to_local_ns(ts_us),
+                               device_time_ns=ts_us * 1000)
+        self.published += 1
+        if self.on_tick is not None:
+            self.on_tick(self)
+
+    @property
+    def last_forces(self) -> np.ndarray:
+        """The last published frame (N, 3) [N], contract taxel axes (a view; copy to keep)."""
+        return self._forces
+
+    def run(self, *, duration_s: float | None = None, should_stop: Callable[[], bool] | None = None,
+            idle_sleep_s: float = 0.001) -> None:
+        """Step until `duration_s` elapsed or `should_stop()`; sleeps briefly when idle."""
+        end = None if duration_s is None else time.monotonic() + duration_s
+        while (end is None or time.monotonic() < end) and not (should_stop and should_stop()):
+            if self.step() == 0:
+                time.sleep(idle_sleep_s)
+
+    def close(self) -> None:
+        self.publisher.close()
+        self.device.close()
+
+    def __enter__(self) -> "HardwareProducer":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _aggregate_rotation(fmt: SensorFormat) -> np.ndarray | None:
+    if fmt.mounting is None:
+        return None
+    R = rpy_to_matrix(fmt.mounting.base_rpy)
+    return R @ rpy_to_matrix(fmt.aggregate_rpy) if fmt.aggregate_rpy is not None else R
+
+
+class ResultantLog:
+    """Appends the device's per-finger resultants and temperatures to a CSV file next to a
+    recording (one row per finger per tick), flushed every `flush_every` rows so an interrupted
+    run leaves complete lines. Columns: device_time_us, finger, fx_n, fy_n, fz_n (aggregate axes),
+    tip_fx_n, tip_fy_n, tip_fz_n (tip_sensor_frame, empty when unknown), temperature_c."""
+
+    HEADER = "device_time_us,finger,fx_n,fy_n,fz_n,tip_fx_n,tip_fy_n,tip_fz_n,temperature_c\n"
+
+    def __init__(self, path: str | Path, *, flush_every: int = 500):
+        self.path = Path(path)
+        self._file = open(self.path, "w", encoding="utf-8", newline="")
+        self._file.write(self.HEADER)
+        self._rows = 0
+        self._flush_every = flush_every
+
+    def __call__(self, producer: HardwareProducer) -> None:
+        lines = []
+        for r in producer.resultants.values():
+            tip = ",".join(f"{v:.6g}" for v in r.force_tip_n) if r.force_tip_n is not None else ",,"
+            lines.append(f"{r.device_time_us},{r.finger},{r.force_n[0]:.6g},{r.force_n[1]:.6g},"
+                         f"{r.force_n[2]:.6g},{tip},{r.temperature_c:.4g}\n")
+        self._file.write("".join(lines))
+        self._rows += len(lines)
+        if self._rows >= self._flush_every:
+            self._file.flush()
+            self._rows = 0
+
+    def close(self) -> None:
+        if not self._file.closed:
+            self._file.close()
