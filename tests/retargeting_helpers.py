@@ -108,3 +108,40 @@ def _matrix_of(pose) -> np.ndarray:
 
 
 matrix_of = _matrix_of
+
+
+def press_profile(layout: CurvedPadLayout, frames: int = 100) -> np.ndarray:
+    """(frames, N, 3) float32 taxel forces [N, taxel axes]: the index pad pressed along its taxel
+    normals with a half-sine (peak at frame frames//2; fz < 0 = pressing) plus a small +x shear;
+    the thumb pressed at a constant 0.5 N per taxel during the second half. Others unloaded."""
+    t = np.arange(frames)
+    amplitude = np.sin(np.pi * t / (frames - 1))
+    forces = np.zeros((frames, layout.num_taxels, 3), np.float32)
+    index, thumb = layout.seg_of == 1, layout.seg_of == 0
+    forces[:, index, 2] = -amplitude[:, None] * np.linspace(0.2, 1.0, index.sum())[None, :]
+    forces[:, index, 0] = 0.1 * amplitude[:, None]
+    forces[t >= frames // 2, :, 2] += np.where(thumb, -0.5, 0.0)[None, :].astype(np.float32)
+    return forces
+
+
+def record_synthetic(path, layout: CurvedPadLayout, forces: np.ndarray, *, collection_id: str = "tactile/right",
+                     period_ns: int = 10_000_000, bus=None, recorder=None) -> None:
+    """Record `forces` (T, N, 3) as one collection into an MCAP file through the real pipeline
+    (TactilePublisher → in-process bus → McapRecorder), sample times `k * period_ns`."""
+    from wuji_tactile_device.publisher import TactilePublisher
+    from wuji_tactile_device.recording import McapRecorder
+    from wuji_tactile_device.transport.inproc import InProcessBus
+
+    own = recorder is None
+    bus = bus or InProcessBus()
+    recorder = recorder or McapRecorder(path)
+    try:
+        recorder.add_collection(bus, collection_id)
+        with TactilePublisher(collection_id, layout.metadata, bus) as publisher:
+            for k, frame in enumerate(forces):
+                publisher.publish(frame, sample_time_ns=1_000_000_000 + k * period_ns)
+                recorder.poll()
+        recorder.poll()
+    finally:
+        if own:
+            recorder.close()

@@ -1,0 +1,240 @@
+"""Pictures of a tactile recording (matplotlib, Agg backend, PNG files).
+
+Three figures, each readable at a glance, with units and frames in the labels:
+1. `plot_resultants`: the 15 pad resultant components over time — rows thumb → pinky, columns
+   Fx / Fy / Fz in each pad's frame (see `pads`), [N].
+2. `plot_taxel_maps`: per-pad taxel force maps at one time — rows fx / fy / fz in taxel axes,
+   one column per pad, taxels drawn at their pad-frame positions, one fixed symmetric colour range.
+3. `plot_layout`: the taxel layout in the wrist frame (bind configuration), a 3-D scatter
+   coloured by |f| at one time.
+
+The figure functions take arrays (testable without a recording); `plot_recording` reads an MCAP
+file through the same `TactileTracker` an application uses and writes the three PNGs.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+
+from .errors import DataLayoutError, RecordingError, TactileError
+from .metadata import TactileMetadata
+from .pads import FINGERS, NUM_PADS, PadLayout, pad_layout_of, pad_resultants
+
+COMPONENTS = ("Fx", "Fy", "Fz")
+_PAD_FRAME = "pad frame: distal-segment bind axes (OpenXR joint: +Z toward wrist, +Y toward nail)"
+
+
+def _pyplot():
+    """matplotlib.pyplot on the Agg backend (no display needed); clear error if not installed."""
+    try:
+        import matplotlib
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise TactileError("plotting needs matplotlib: pip install 'wuji-tactile-device[plot]'") from exc
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+    return plt
+
+
+class Recording(NamedTuple):
+    """One collection of a recording, all frames in memory.
+
+    `times_s` (T,) [s] sample time relative to the first frame; `forces` (T, N, 3) float32 [N,
+    taxel axes]; `start_ns`: sample time of the first frame (monotonic clock, ns)."""
+
+    collection_id: str
+    metadata: TactileMetadata
+    times_s: np.ndarray
+    forces: np.ndarray
+    start_ns: int
+
+
+def plot_resultants(times_s: np.ndarray, resultants: np.ndarray, *, title: str = "",
+                    mark_time_s: float | None = None):
+    """Figure with 5×3 panels: pad resultants `(T, 5, 3)` [N, pad frame] against `times_s` (T,)
+    [s]. Columns share their y range so fingers compare at a glance."""
+    plt = _pyplot()
+    times_s = np.asarray(times_s, dtype=np.float64)
+    resultants = np.asarray(resultants, dtype=np.float64)
+    if resultants.shape != (times_s.shape[0], NUM_PADS, 3):
+        raise DataLayoutError(f"resultants must have shape ({times_s.shape[0]}, {NUM_PADS}, 3), got {resultants.shape}")
+    fig, axes = plt.subplots(NUM_PADS, 3, figsize=(13, 10), sharex=True, sharey="col", squeeze=False,
+                             layout="constrained")
+    colours = ("tab:red", "tab:green", "tab:blue")
+    for pad, finger in enumerate(FINGERS):
+        for c, comp in enumerate(COMPONENTS):
+            ax = axes[pad, c]
+            ax.plot(times_s, resultants[:, pad, c], color=colours[c], linewidth=1.2)
+            ax.axhline(0.0, color="0.6", linewidth=0.6)
+            if mark_time_s is not None:
+                ax.axvline(mark_time_s, color="0.3", linestyle=":", linewidth=0.8)
+            ax.grid(True, alpha=0.3)
+            ax.set_title(f"{finger} {comp}", fontsize=10)
+            if c == 0:
+                ax.set_ylabel(f"{finger}\nforce [N]")
+            if pad == NUM_PADS - 1:
+                ax.set_xlabel("time since first frame [s]")
+    fig.suptitle((title + "\n" if title else "")
+                 + "Resultant force on each pad [N]: Σ of its taxel forces rotated into the\n" + _PAD_FRAME,
+                 fontsize=10)
+    return fig
+
+
+def plot_taxel_maps(layout: PadLayout, forces: np.ndarray, *, vmax: float, title: str = ""):
+    """Figure with 3×5 panels: taxel force components `forces` (N,3) [N, taxel axes] at one time,
+    drawn at each taxel's bind position in its pad frame, colour range fixed to ±`vmax` [N]."""
+    plt = _pyplot()
+    forces = np.asarray(forces, dtype=np.float64)
+    n = layout.pad_of_taxel.shape[0]
+    if forces.shape != (n, 3):
+        raise DataLayoutError(f"forces must have shape ({n}, 3), got {forces.shape}")
+    if not vmax > 0:
+        raise ValueError(f"vmax must be > 0 [N], got {vmax}")
+    fig, axes = plt.subplots(3, NUM_PADS, figsize=(15, 10), squeeze=False, layout="constrained")
+    mappable = None
+    for pad, finger in enumerate(FINGERS):
+        members = np.flatnonzero(layout.pad_of_taxel == pad)
+        pos_mm = layout.taxel_pad_positions[members] * 1e3
+        # View each pad along its thinnest pad-frame axis; draw the other two.
+        keep = np.sort(np.argsort(np.ptp(pos_mm, axis=0) if members.size else np.arange(3))[1:])
+        h_axis, v_axis = (int(keep[0]), int(keep[1]))
+        for c, comp in enumerate(("fx", "fy", "fz")):
+            ax = axes[c, pad]
+            if members.size == 0:
+                ax.text(0.5, 0.5, "no taxels", ha="center", va="center", transform=ax.transAxes)
+                ax.set_axis_off()
+                continue
+            mappable = ax.scatter(pos_mm[:, h_axis], pos_mm[:, v_axis], c=forces[members, c],
+                                  cmap="RdBu_r", vmin=-vmax, vmax=vmax, s=90, edgecolors="0.4",
+                                  linewidths=0.4)
+            ax.set_aspect("equal", adjustable="datalim")
+            ax.set_title(f"{finger} {comp} ({members.size} taxels)", fontsize=10)
+            ax.set_xlabel(f"pad {'xyz'[h_axis]} [mm]", fontsize=8)
+            ax.set_ylabel(f"pad {'xyz'[v_axis]} [mm]", fontsize=8)
+            ax.tick_params(labelsize=7)
+    if mappable is not None:
+        bar = fig.colorbar(mappable, ax=axes, shrink=0.8)
+        bar.set_label(f"force component in taxel axes [N] (fixed range ±{vmax:.3g} N)")
+    fig.suptitle((title + "\n" if title else "")
+                 + "Taxel force components in taxel axes (+z = outward normal: pressing gives fz < 0)\n"
+                   "taxels drawn at their bind positions in the " + _PAD_FRAME, fontsize=10)
+    return fig
+
+
+def plot_layout(metadata: TactileMetadata, forces: np.ndarray, *, vmax: float, title: str = ""):
+    """3-D scatter of the taxel bind positions in the wrist frame [mm], coloured by |f| (N,)
+    [N] on a fixed 0…`vmax` scale, with each pad's name at its centroid."""
+    plt = _pyplot()
+    forces = np.asarray(forces, dtype=np.float64)
+    if forces.shape != (metadata.num_taxels, 3):
+        raise DataLayoutError(f"forces must have shape ({metadata.num_taxels}, 3), got {forces.shape}")
+    layout = pad_layout_of(metadata)
+    pos_mm = np.asarray(metadata.taxel_bind_poses, dtype=np.float64)[:, :3] * 1e3
+    magnitude = np.linalg.norm(forces, axis=1)
+    fig = plt.figure(figsize=(9, 8))
+    ax = fig.add_subplot(projection="3d")
+    sc = ax.scatter(pos_mm[:, 0], pos_mm[:, 1], pos_mm[:, 2], c=magnitude, cmap="viridis",
+                    vmin=0.0, vmax=vmax if vmax > 0 else 1.0, s=18, depthshade=False)
+    ax.scatter([0], [0], [0], marker="x", color="k", s=40)
+    ax.text(0, 0, 0, "  wrist", fontsize=8)
+    for pad, finger in enumerate(FINGERS):
+        members = layout.pad_of_taxel == pad
+        if members.any():
+            centre = pos_mm[members].mean(axis=0)
+            ax.text(*centre, f"  {finger}", fontsize=9)
+    span = np.ptp(np.vstack([pos_mm, np.zeros((1, 3))]), axis=0)
+    ax.set_box_aspect(np.maximum(span, 1.0))
+    ax.set_xlabel("x [mm] (wrist frame)")
+    ax.set_ylabel("y [mm] (+ back of hand)")
+    ax.set_zlabel("z [mm] (+ toward forearm)")
+    bar = fig.colorbar(sc, ax=ax, shrink=0.6, pad=0.1)
+    bar.set_label(f"|f| per taxel [N] (fixed range 0…{vmax:.3g} N)")
+    ax.set_title((title + "\n" if title else "")
+                 + "Taxel layout in the wrist frame (OpenXR), bind configuration", fontsize=10)
+    return fig
+
+
+def resultants_of(recording: Recording) -> np.ndarray:
+    """Pad resultants `(T, 5, 3)` [N, pad frame] of a recording."""
+    return pad_resultants(pad_layout_of(recording.metadata), recording.forces)
+
+
+def frame_index_at(recording: Recording, time_s: float | None) -> int:
+    """Index of the frame nearest `time_s` [s since the first frame]; `None` = the frame with the
+    largest total pad-resultant magnitude. Raises `TactileError` when `time_s` lies outside."""
+    times = recording.times_s
+    if time_s is None:
+        total = np.linalg.norm(resultants_of(recording), axis=2).sum(axis=1)
+        return int(np.argmax(total))
+    if not (times[0] - 1e-9 <= time_s <= times[-1] + 1e-9):
+        raise TactileError(f"time {time_s} s is outside the recording of {recording.collection_id!r} "
+                           f"({times[0]:.3f} … {times[-1]:.3f} s since its first frame)")
+    return int(np.argmin(np.abs(times - time_s)))
+
+
+def load_recording(path: str | Path, collection_id: str | None = None) -> Recording:
+    """Read every force frame of one collection of an MCAP file through `TactileTracker` over
+    `McapReplay` (validated exactly as live data). `collection_id` may be omitted when the file
+    holds exactly one collection."""
+    from .recording import McapReplay
+    from .tracker import TactileTracker
+
+    path = Path(path)
+    replay = McapReplay(path, collections=None if collection_id is None else [collection_id])
+    try:
+        if collection_id is None:
+            if len(replay.collections) != 1:
+                raise RecordingError(f"{path}: holds {len(replay.collections)} collections "
+                                     f"({', '.join(replay.collections) or 'none'}); choose one with --collection")
+            collection_id = replay.collections[0]
+        with TactileTracker(collection_id, replay) as tracker:
+            frames = []
+            while True:  # speed=None: the replay hands out one frame per update, so none is skipped
+                finished = replay.finished
+                frames.extend(tracker.frames())
+                if finished:
+                    break
+            metadata = tracker.get_metadata()
+    finally:
+        replay.close()
+    if metadata is None or not frames:
+        raise RecordingError(f"{path}: collection {collection_id!r} has no confirmed metadata and "
+                             f"force frames ({len(frames)} frame(s) delivered)")
+    stamps = np.array([f.timestamp.sample_time_local_common_clock for f in frames], dtype=np.int64)
+    forces = np.stack([f.forces for f in frames]).astype(np.float32, copy=False)
+    return Recording(collection_id, metadata, (stamps - stamps[0]) * 1e-9, forces, int(stamps[0]))
+
+
+def plot_recording(path: str | Path, out_dir: str | Path | None = None, *, time_s: float | None = None,
+                   collection_id: str | None = None) -> list[Path]:
+    """Write `<stem>_resultants.png`, `<stem>_taxel_maps.png`, `<stem>_layout.png` for one
+    collection of an MCAP file into `out_dir` (default: next to the file); returns the paths.
+    `time_s` [s since the first frame] picks the frame of the maps and the layout (default: the
+    frame with the largest total pad force)."""
+    plt = _pyplot()
+    path = Path(path)
+    out_dir = path.parent if out_dir is None else Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    rec = load_recording(path, collection_id)
+    layout = pad_layout_of(rec.metadata)
+    resultants = pad_resultants(layout, rec.forces)
+    k = frame_index_at(rec, time_s)
+    t_k = float(rec.times_s[k])
+    when = f"t = {t_k:.3f} s" + (" (frame of peak total pad force)" if time_s is None else "")
+    vmax = float(np.abs(rec.forces).max()) or 1.0  # fixed over the whole recording
+    vmax_norm = float(np.linalg.norm(rec.forces, axis=2).max()) or 1.0
+    head = f"{path.name} — {rec.collection_id} — {rec.forces.shape[0]} frames, {rec.forces.shape[1]} taxels"
+
+    outputs = []
+    figures = (
+        ("resultants", plot_resultants(rec.times_s, resultants, title=head, mark_time_s=t_k)),
+        ("taxel_maps", plot_taxel_maps(layout, rec.forces[k], vmax=vmax, title=f"{head} — {when}")),
+        ("layout", plot_layout(rec.metadata, rec.forces[k], vmax=vmax_norm, title=f"{head} — {when}")),
+    )
+    for suffix, fig in figures:
+        target = out_dir / f"{path.stem}_{suffix}.png"
+        fig.savefig(target, dpi=110)
+        plt.close(fig)
+        outputs.append(target)
+    return outputs
