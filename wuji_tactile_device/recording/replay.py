@@ -2,8 +2,9 @@
 
 `TactileTracker("tactile/right", McapReplay("run.mcap"))` sees the same events a live tracker saw:
 a `LivelinessChange(alive=True)` when a producer session's first message comes, its metadata and
-data messages in log-time order (data before metadata and invalid metadata included: the tracker
-judges them, the source never fixes anything), and `alive=False` after the session's last message.
+data messages in the order the recorder received them (data before metadata and invalid metadata
+included: the tracker judges them, the source never fixes anything), and `alive=False` after the
+session's last message. Several collections are merged by log time (= available time).
 
 Pacing: `speed=None` replays as fast as the consumer drains, one data frame per `drain()` call, so
 `tracker.update()` followed by `tracker.get_data()` sees every frame; `speed=1.0` follows the
@@ -15,7 +16,6 @@ replay back (drain every subscription you open).
 """
 from __future__ import annotations
 
-import heapq
 import math
 import os
 import time
@@ -158,6 +158,12 @@ class McapReplay:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def events(self) -> Iterator[tuple[str, Event]]:
+        """Every event of the selected collections as (collection_id, event), in replay order
+        (see the module doc), without pacing; independent of (and not consuming) the subscriptions' cursor."""
+        for cid, ev, _, _ in self._events():
+            yield cid, ev
+
     # -- the cursor ----------------------------------------------------------------------------
     def _pump(self, sub: "_ReplaySubscription", want: int | None) -> None:
         """Move events from the file to the subscription queues. As fast as possible: until `sub`
@@ -224,20 +230,21 @@ class McapReplay:
             t = raw.log_time
             if end is not None and t >= end:
                 break
-            if start is not None and t < start:
-                if stream is Stream.METADATA:
-                    pending_meta[key] = raw
-                if remaining is not None:
-                    remaining[key] -= 1
-                continue
-            last_t = t
             if key not in alive:
+                if start is not None and t < start:
+                    # before the window: keep the session's latest metadata for a late join
+                    if stream is Stream.METADATA:
+                        pending_meta[key] = raw
+                    if remaining is not None:
+                        remaining[key] -= 1
+                    continue
                 alive[key] = None
                 yield cid, LivelinessChange(cid, session, True), t, pass_no
                 earlier = pending_meta.pop(key, None)
                 if earlier is not None and stream is Stream.DATA:
                     yield cid, Message(cid, Stream.METADATA, earlier.data, session, earlier.sequence,
                                        earlier.log_time), t, pass_no
+            last_t = t
             yield cid, Message(cid, stream, raw.data, session, raw.sequence, t), t, pass_no
             if remaining is not None:
                 remaining[key] -= 1
@@ -248,45 +255,46 @@ class McapReplay:
             yield cid, LivelinessChange(cid, session, False), last_t, pass_no
 
     def _merged(self) -> Iterator[RawMessage]:
-        """Selected messages of every complete chunk in log-time order (file order on ties)."""
+        """Selected messages of every complete chunk: each collection in file (= arrival) order,
+        exactly as the recorder received it, and the collections merged by log time."""
         wanted = self._channels
-        end = self.end_ns
         chunks = [c for c in self._scan.chunks
-                  if (not c.channel_counts or any(ch in wanted for ch in c.channel_counts))
-                  and (end is None or c.start_ns < end)]
-        chunks.sort(key=lambda c: (c.start_ns, c.offset))
-        heap: list[tuple[int, int, RawMessage]] = []
+                  if not c.channel_counts or any(ch in wanted for ch in c.channel_counts)]
+        if len(self.collections) <= 1:
+            for chunk in chunks:
+                yield from self._chunk_messages(chunk)
+            return
+        collection_of = {ch: v[0] for ch, v in wanted.items()}
+        left: dict[str, int] | None = dict.fromkeys(self.collections, 0)
+        for c in chunks:
+            if not c.channel_counts:
+                left = None  # unknown: read ahead until the file ends
+                break
+            for ch, k in c.channel_counts.items():
+                if ch in collection_of:
+                    left[collection_of[ch]] += k
+        queues: dict[str, deque[tuple[int, int, RawMessage]]] = {cid: deque() for cid in self.collections}
         order = 0
         i, n = 0, len(chunks)
-        while i < n or heap:
-            if not heap:
-                msgs = self._chunk_messages(chunks[i])
-                i += 1
-                if not msgs:
-                    continue
-                if i >= n or chunks[i].start_ns > msgs[-1].log_time:
-                    yield from msgs  # no overlap with later chunks: no merge needed
-                    continue
-                for m in msgs:
-                    heap.append((m.log_time, order, m))
-                    order += 1
-                heapq.heapify(heap)
-            while i < n and chunks[i].start_ns <= heap[0][0]:
+        while True:
+            while i < n and any(not q and (left is None or left[cid] > 0) for cid, q in queues.items()):
                 for m in self._chunk_messages(chunks[i]):
-                    heapq.heappush(heap, (m.log_time, order, m))
+                    queues[collection_of[m.channel_id]].append((m.log_time, order, m))
                     order += 1
                 i += 1
-            yield heapq.heappop(heap)[2]
+            best = None
+            for cid, q in queues.items():
+                if q and (best is None or q[0] < queues[best][0]):
+                    best = cid
+            if best is None:
+                return
+            if left is not None:
+                left[best] -= 1
+            yield queues[best].popleft()[2]
 
     def _chunk_messages(self, chunk: ChunkRef) -> list[RawMessage]:
         wanted = self._channels
-        msgs = [m for m in read_chunk(self._view, chunk).messages if m.channel_id in wanted]
-        msgs.sort(key=_log_time)
-        return msgs
-
-
-def _log_time(m: RawMessage) -> int:
-    return m.log_time
+        return [m for m in read_chunk(self._view, chunk).messages if m.channel_id in wanted]
 
 
 def streams_of(path, schemas: dict, channels: dict) -> dict[int, tuple[str, Stream, int]]:

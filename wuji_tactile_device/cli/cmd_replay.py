@@ -1,0 +1,109 @@
+"""`wuji-tactile replay`: play an MCAP recording through TactileTracker (printing frames) or onto
+Zenoh for other processes, as fast as possible, in real time, or at any speed."""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import numpy as np
+
+from ..errors import RecordingError
+from ..transport.base import LivelinessChange, Message
+from .cmd_record import add_zenoh_arguments, open_zenoh
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "replay", help="replay an MCAP recording through the tracker or onto Zenoh",
+        description="Without --publish: run a TactileTracker per collection on the file (metadata "
+                    "validated first, exactly as live) and print one line per frame. With --publish: "
+                    "republish the recorded streams on Zenoh with their producer sessions (default real time).")
+    p.add_argument("input", metavar="FILE.mcap")
+    p.add_argument("--collection", "-c", action="append", metavar="ID", help="only this collection (repeatable)")
+    speed = p.add_mutually_exclusive_group()
+    speed.add_argument("--speed", type=float, metavar="X", help="real time times X (1 = real time)")
+    speed.add_argument("--fast", action="store_true", help="as fast as possible (default without --publish)")
+    p.add_argument("--start", type=float, metavar="S", help="start S seconds after the first message")
+    p.add_argument("--end", type=float, metavar="S", help="stop S seconds after the first message")
+    p.add_argument("--loop", action="store_true", help="start over at the end (until Ctrl-C)")
+    p.add_argument("--every", type=int, default=1, metavar="K", help="print every K-th frame (default 1)")
+    p.add_argument("--publish", action="store_true", help="republish on Zenoh instead of printing")
+    add_zenoh_arguments(p)
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..recording import McapReplay
+
+    speed = None if args.fast else args.speed if args.speed is not None else (1.0 if args.publish else None)
+    probe = McapReplay(args.input, collections=args.collection)
+    t0 = probe.start_time_ns
+    probe.close()
+    start_ns = None if args.start is None or t0 is None else t0 + int(args.start * 1e9)
+    end_ns = None if args.end is None or t0 is None else t0 + int(args.end * 1e9)
+    if args.every < 1:
+        raise RecordingError(f"--every must be >= 1, got {args.every}")
+    with McapReplay(args.input, speed=speed, start_ns=start_ns, end_ns=end_ns, loop=args.loop,
+                    collections=args.collection) as replay:
+        if args.publish:
+            return _publish(replay, args)
+        return _print(replay, args, t0 or 0)
+
+
+def _print(replay, args, t0: int) -> int:
+    from ..tracker import TactileTracker
+
+    trackers = [TactileTracker(cid, replay) for cid in replay.collections]
+    counts = dict.fromkeys(replay.collections, 0)
+    out = sys.stdout
+    while not replay.finished:
+        progressed = False
+        for tr in trackers:
+            if tr.update():
+                progressed = True
+                counts[tr.collection_id] += 1
+                if counts[tr.collection_id] % args.every == 0:
+                    f = tr.get_data()
+                    total = f.forces.sum(axis=0, dtype=np.float64)
+                    t = (f.timestamp.available_time_local_common_clock - t0) / 1e9
+                    out.write(f"{t:10.4f} s  {tr.collection_id:<16} seq {f.sequence:>7}  "
+                              f"sum F = ({total[0]:+8.3f}, {total[1]:+8.3f}, {total[2]:+8.3f}) N  "
+                              f"max |F| = {np.linalg.norm(f.forces, axis=1).max():7.3f} N\n")
+        if not progressed and replay.speed is not None:
+            time.sleep(0.001)
+    for tr in trackers:
+        c = tr.counters
+        print(f"{tr.collection_id}: {c.delivered} frames delivered, {c.dropped_before_confirmation} dropped before "
+              f"metadata confirmation, {c.rejected} rejected, {c.sequence_gaps} sequence gaps", file=sys.stderr)
+    return 0
+
+
+def _publish(replay, args) -> int:
+    transport = open_zenoh(args)
+    subs = [replay.subscribe(cid) for cid in replay.collections]
+    links = {}
+    sent = 0
+    try:
+        while not replay.finished:
+            moved = False
+            for sub in subs:
+                for ev in sub.drain():
+                    moved = True
+                    if type(ev) is Message:
+                        links[(ev.collection_id, ev.producer_session)].publish(ev.stream, ev.payload, ev.sequence)
+                        sent += 1
+                    elif isinstance(ev, LivelinessChange):
+                        key = (ev.collection_id, ev.producer_session)
+                        if ev.alive:
+                            links[key] = transport.open_producer(ev.collection_id, ev.producer_session)
+                        elif key in links:
+                            links.pop(key).close()
+            if not moved:
+                time.sleep(0.001)
+    finally:
+        for link in links.values():
+            link.close()
+        transport.close()
+        print(f"published {sent} messages", file=sys.stderr)
+    return 0

@@ -1,0 +1,167 @@
+"""inspect_file: what a recording holds (per topic: counts, time range, rate, schema, sessions) and
+whether it is sound: every chunk against its CRC, every data record through the verifier and
+against its session's taxel count, every metadata record through validation."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import CorruptChunkError, TactileError
+from ..messages import decode_metadata_record, decode_tactile_record
+from ..transport.base import Stream
+from . import layout
+from .replay import streams_of
+from .scan import FileView, Scan, read_chunk, scan
+
+MAX_LISTED = 20  # problems listed per file (all are counted)
+
+
+@dataclass
+class TopicStats:
+    topic: str
+    schema_name: str
+    message_encoding: str
+    sessions: set[int] = field(default_factory=set)
+    count: int = 0
+    first_ns: int | None = None
+    last_ns: int | None = None
+    max_bytes: int = 0
+
+    @property
+    def rate_hz(self) -> float | None:
+        if self.count < 2 or self.last_ns == self.first_ns:
+            return None
+        return (self.count - 1) / ((self.last_ns - self.first_ns) / 1e9)
+
+
+@dataclass
+class InspectReport:
+    path: Path
+    scan: Scan
+    topics: dict[str, TopicStats] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)  # first MAX_LISTED
+    problem_count: int = 0
+    notes: list[str] = field(default_factory=list)  # facts a user should know, not faults
+    checked_messages: int = 0
+
+    @property
+    def ok(self) -> bool:
+        """True when the file is complete and every check passed."""
+        return self.problem_count == 0 and self.scan.truncation is None
+
+    def problem(self, text: str) -> None:
+        self.problem_count += 1
+        if len(self.problems) < MAX_LISTED:
+            self.problems.append(text)
+
+    def text(self) -> str:
+        sc = self.scan
+        state = "complete" if sc.complete else "DAMAGED (no valid footer)"
+        lines = [f"{self.path}: {sc.size} bytes, {state}, {len(sc.chunks)} chunks, written by {sc.library!r}"]
+        for md in sc.metadata:
+            lines.append(f"file metadata {md.name!r}: " + ", ".join(f"{k}={v}" for k, v in md.metadata.items()))
+        lines.append(f"{'topic':<32} {'schema':<28} {'messages':>8} {'sessions':>8} {'duration s':>10} "
+                     f"{'rate Hz':>8} {'max B':>6}  log time ns")
+        for t in sorted(self.topics.values(), key=lambda t: t.topic):
+            dur = (t.last_ns - t.first_ns) / 1e9 if t.count else 0.0
+            rate = f"{t.rate_hz:8.2f}" if t.rate_hz is not None else f"{'-':>8}"
+            span = f"{t.first_ns} .. {t.last_ns}" if t.count else "-"
+            lines.append(f"{t.topic:<32} {t.schema_name:<28} {t.count:>8} {len(t.sessions):>8} {dur:>10.3f} "
+                         f"{rate} {t.max_bytes:>6}  {span}")
+        if sc.truncation is not None:
+            tr = sc.truncation
+            s = f"truncated: {tr.reason}; {tr.bytes_lost} bytes after byte {tr.valid_until} are unreadable"
+            if tr.partial_chunk_range is not None:
+                a, b = tr.partial_chunk_range
+                s += f" (a cut-off chunk with log time {a} .. {b} ns, {(b - a) / 1e9:.3f} s)"
+            lines.append(s)
+        lines += [f"note: {n}" for n in self.notes]
+        lines.append(f"checked {self.checked_messages} messages: "
+                     + ("no problems" if self.problem_count == 0 else f"{self.problem_count} problem(s)"))
+        lines += [f"  {p}" for p in self.problems]
+        if self.problem_count > len(self.problems):
+            lines.append(f"  ... and {self.problem_count - len(self.problems)} more")
+        return "\n".join(lines)
+
+
+def inspect_file(path: str | os.PathLike) -> InspectReport:
+    """Read all of `path` and check it (see module doc). Raises RecordingError only when the file
+    is not MCAP or cannot be opened; every other fault is listed in the report."""
+    view = FileView(path)
+    try:
+        sc = scan(view)
+        report = InspectReport(view.path, sc)
+        if sc.loose_messages:
+            report.problem(f"{sc.loose_messages} messages are stored outside chunks (not checked)")
+        schemas, channels = dict(sc.schemas), dict(sc.channels)
+        contents = []
+        for chunk in sc.chunks:
+            try:
+                c = read_chunk(view, chunk)
+            except CorruptChunkError as exc:
+                report.problem(str(exc))
+                continue
+            schemas.update((s.id, s) for s in c.schemas)
+            channels.update((ch.id, ch) for ch in c.channels)
+            contents.append(c)
+        streams = streams_of(view.path, schemas, channels)
+        taxels: dict[tuple[str, int], int] = {}  # (collection, session) -> taxel count of its metadata
+        adopted: dict[str, object] = {}  # collection -> first valid metadata
+        early: dict[str, int] = {}  # collection -> data frames logged before their session's metadata
+        for c in contents:
+            for m in c.messages:
+                ch = channels.get(m.channel_id)
+                if ch is None:
+                    report.problem(f"message at log time {m.log_time} ns refers to channel {m.channel_id}, "
+                                   "whose definition was lost")
+                    continue
+                schema = schemas.get(ch.schema_id)
+                stats = report.topics.get(ch.topic)
+                if stats is None:
+                    stats = report.topics[ch.topic] = TopicStats(ch.topic, schema.name if schema else "(none)",
+                                                                 ch.message_encoding)
+                stats.count += 1
+                stats.first_ns = m.log_time if stats.first_ns is None else min(stats.first_ns, m.log_time)
+                stats.last_ns = m.log_time if stats.last_ns is None else max(stats.last_ns, m.log_time)
+                stats.max_bytes = max(stats.max_bytes, len(m.data))
+                if m.channel_id not in streams:
+                    continue  # not a tactile stream: counted, not checked
+                cid, stream, session = streams[m.channel_id]
+                stats.sessions.add(session)
+                report.checked_messages += 1
+                _check(report, m, cid, stream, session, taxels, adopted, early)
+        for cid, n in sorted(early.items()):
+            report.notes.append(f"{cid}: {n} data frames were logged before their producer session's metadata "
+                                "(a tracker drops them, live or replayed)")
+        return report
+    finally:
+        view.close()
+
+
+def _check(report: InspectReport, m, cid: str, stream: Stream, session: int, taxels: dict, adopted: dict,
+           early: dict) -> None:
+    where = f"{layout.topic_of(cid, stream)} session {session:016x} seq {m.sequence} (log time {m.log_time} ns)"
+    try:
+        if stream is Stream.DATA:
+            record = decode_tactile_record(m.data)
+            n = taxels.get((cid, session))
+            if n is None:
+                early[cid] = early.get(cid, 0) + 1
+            elif record.forces.shape[0] != n:
+                report.problem(f"{where}: {record.forces.shape[0]} taxels, its session's metadata declares {n}")
+        else:
+            record = decode_metadata_record(m.data)
+            record.metadata.validate()
+            first = adopted.setdefault(cid, record.metadata)
+            if record.metadata != first:
+                report.problem(f"{where}: metadata differs from the collection's first metadata "
+                               "(a tracker raises MetadataMismatchError)")
+            taxels[(cid, session)] = record.metadata.num_taxels
+    except TactileError as exc:
+        report.problem(f"{where}: {type(exc).__name__}: {exc}")
+        return
+    available, sample = record.timestamp.available_time_local_common_clock, record.timestamp.sample_time_local_common_clock
+    if (available, sample) != (m.log_time, m.publish_time):
+        report.problem(f"{where}: log/publish time {m.log_time}/{m.publish_time} differ from the record's "
+                       f"available/sample time {available}/{sample}")
