@@ -73,6 +73,7 @@ class TrackerCounters:
     last_sequence_gap: int = 0  # size of the most recent gap (frames), 0 if none yet
     out_of_order: int = 0  # data whose sequence did not advance (duplicate or older)
     overflowed: int = 0  # events the transport dropped because this tracker's queue was full
+    transport_malformed: int = 0  # samples the transport could not attribute (e.g. no attachment)
     last_error: str = field(default="", repr=False)  # message of the most recent rejection
 
 
@@ -129,6 +130,7 @@ class TactileTracker:
         self._observers: list[TrackerObserver] = []
         self._keep_frames = keep_frames
         self._frames: deque[TactileFrame] | None = None  # created by the first frames() call
+        self._frames_overflowed = 0
         self._closed = False
 
     # -- public API -----------------------------------------------------------------------------
@@ -166,7 +168,8 @@ class TactileTracker:
             raise TactileError(f"collection {self.collection_id!r}: tracker is closed")
         pending = self._pending
         pending.extend(self._subscription.drain())
-        self.counters.overflowed = self._subscription.overflowed
+        self.counters.overflowed = self._subscription.overflowed + self._frames_overflowed
+        self.counters.transport_malformed = getattr(self._subscription, "malformed", 0)
         delivered = 0
         while pending:
             event = pending.popleft()
@@ -303,6 +306,7 @@ class TactileTracker:
         if self._frames is not None:
             if len(self._frames) >= self._keep_frames:
                 self._frames.popleft()
+                self._frames_overflowed += 1
                 counters.overflowed += 1
             self._frames.append(frame)
         for observer in self._observers:

@@ -1,0 +1,296 @@
+"""Zenoh transport: a collection's streams between processes and machines (eclipse-zenoh 1.x).
+
+Keys: force records on `<collection_id>` (e.g. `tactile/right`), metadata records on
+`<collection_id>/metadata`. Every sample carries a 16-byte attachment, little-endian
+`u64 producer_session, u64 sequence` (`ATTACHMENT`). Producer liveliness is a Zenoh liveliness
+token `<collection_id>/@tactile_producer/<session as 16 hex digits>`; the `@` chunk is verbatim,
+so no data wildcard (`tactile/**`) ever matches it. Subscribers declare a liveliness subscriber
+with history, so a late subscriber learns about producers already running.
+
+Default network configuration (no `config` given) — loopback only, never all interfaces:
+- peer mode, multicast scouting off;
+- listen on `tcp/127.0.0.1:7447` (`DEFAULT_PORT`) and on an ephemeral loopback port; the first
+  process on the machine gets 7447, the others fail to bind it (not an error) and keep the
+  ephemeral one;
+- connect to `tcp/127.0.0.1:7447`; peers learn each other's loopback endpoints by gossip over
+  that connection and connect directly, so any set of processes on one machine finds each other.
+A user `config` (path of a JSON5 file, a JSON5 string, or a dict) is Zenoh's own configuration;
+settings it leaves at Zenoh's built-in defaults for listen endpoints, connect endpoints and
+multicast scouting get the loopback defaults above (Zenoh's own default would listen on all
+interfaces). Explicit `listen=` / `connect=` endpoint lists override both.
+
+Zenoh calls back from its own threads: callbacks only append to a bounded queue (overflow and
+unparseable samples are counted, never raised); all checking happens in the consumer's thread.
+"""
+from __future__ import annotations
+
+import json
+import os
+import struct
+import threading
+import time
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+import zenoh
+
+from ..errors import TransportError
+from .base import (DEFAULT_QUEUE_LIMIT, Event, LivelinessChange, Message, ProducerLink, Stream,
+                   Subscription, Transport, stream_key, validate_collection_id)
+
+#: The loopback port the default configuration listens on (first process) and connects to.
+DEFAULT_PORT = 7447
+#: Sample attachment: producer session (u64), sequence (u64), little-endian.
+ATTACHMENT = struct.Struct("<QQ")
+#: Verbatim key chunk under which producers declare liveliness tokens.
+LIVELINESS_CHUNK = "@tactile_producer"
+
+
+def liveliness_key(collection_id: str, producer_session: int) -> str:
+    """The liveliness token key of one producer session of a collection."""
+    return f"{collection_id}/{LIVELINESS_CHUNK}/{producer_session:016x}"
+
+
+def default_endpoints(port: int = DEFAULT_PORT) -> tuple[list[str], list[str]]:
+    """(listen, connect) endpoints of the default loopback configuration."""
+    return [f"tcp/127.0.0.1:{port}", "tcp/127.0.0.1:0"], [f"tcp/127.0.0.1:{port}"]
+
+
+def build_config(config: str | Path | dict | None = None, *, listen: list[str] | None = None,
+                 connect: list[str] | None = None) -> zenoh.Config:
+    """The Zenoh configuration a `ZenohTransport` opens with (see module doc for the rules)."""
+    try:
+        if config is None:
+            cfg = zenoh.Config()
+        elif isinstance(config, dict):
+            cfg = zenoh.Config.from_json5(json.dumps(config))
+        elif isinstance(config, Path) or (isinstance(config, str) and os.path.isfile(config)):
+            if not Path(config).is_file():
+                raise TransportError(f"zenoh config file {str(config)!r} does not exist")
+            cfg = zenoh.Config.from_file(str(config))
+        elif isinstance(config, str):
+            cfg = zenoh.Config.from_json5(config)
+        else:
+            raise TransportError(f"zenoh config must be a file path, a JSON5 string or a dict, got {type(config).__name__}")
+    except zenoh.ZError as exc:
+        raise TransportError(f"invalid zenoh config {_describe(config)}: {exc}") from exc
+    vanilla = zenoh.Config()
+    default_listen, default_connect = default_endpoints()
+    listen_unset = cfg.get_json("listen/endpoints") == vanilla.get_json("listen/endpoints")
+    connect_unset = cfg.get_json("connect/endpoints") == vanilla.get_json("connect/endpoints")
+    if listen is None and connect is None:
+        if listen_unset:
+            listen = default_listen
+            if connect_unset:
+                connect = default_connect
+    elif listen is None:
+        listen = ["tcp/127.0.0.1:0"] if listen_unset else None
+    elif connect is None:
+        connect = []
+    try:
+        if listen is not None:
+            cfg.insert_json5("listen/endpoints", json.dumps(list(listen)))
+            if len(listen) > 1:  # binding one of several (e.g. a taken well-known port) may fail
+                cfg.insert_json5("listen/exit_on_failure", "false")
+        if connect is not None:
+            cfg.insert_json5("connect/endpoints", json.dumps(list(connect)))
+        if cfg.get_json("scouting/multicast/enabled") == "null":
+            cfg.insert_json5("scouting/multicast/enabled", "false")
+    except zenoh.ZError as exc:
+        raise TransportError(f"invalid zenoh endpoints listen={listen!r} connect={connect!r}: {exc}") from exc
+    return cfg
+
+
+def _describe(config: Any) -> str:
+    return repr(str(config)) if isinstance(config, (str, Path)) and len(str(config)) < 200 else f"({type(config).__name__})"
+
+
+class ZenohSubscription(Subscription):
+    """Both streams of one collection plus its producers' liveliness, queued for `drain()`."""
+
+    def __init__(self, session: zenoh.Session, collection_id: str, queue_limit: int, on_close):
+        self.collection_id = collection_id
+        self._queue: deque[Event] = deque()
+        self._limit = queue_limit
+        self._lock = threading.Lock()
+        self._overflowed = 0
+        self._malformed = 0
+        self._on_close = on_close
+        self._closed = False
+        self._data_key = stream_key(collection_id, Stream.DATA)
+        self._metadata_key = stream_key(collection_id, Stream.METADATA)
+        # One subscriber for both keys: zenoh-python runs each subscriber's callback on its own
+        # thread, so two subscribers would reorder metadata and data sent one after the other.
+        # `<id>/**` also matches nested collections (`<id>/x`); their samples are skipped.
+        self._declared = [
+            session.declare_subscriber(f"{collection_id}/**", self._sample_callback),
+            session.liveliness().declare_subscriber(f"{collection_id}/{LIVELINESS_CHUNK}/*",
+                                                    self._liveliness_callback, history=True),
+        ]
+
+    # Callbacks run on Zenoh threads: enqueue only, never raise.
+    def _sample_callback(self, sample: zenoh.Sample) -> None:
+        now = time.monotonic_ns()
+        key = str(sample.key_expr)
+        if key == self._data_key:
+            stream = Stream.DATA
+        elif key == self._metadata_key:
+            stream = Stream.METADATA
+        else:
+            return  # another (nested) collection's stream
+        try:
+            attachment = sample.attachment
+            session, sequence = ATTACHMENT.unpack(attachment.to_bytes() if attachment is not None else b"")
+            message = Message(self.collection_id, stream, sample.payload.to_bytes(), session, sequence, now)
+        except (struct.error, ValueError, TypeError, AttributeError):  # not from a TactilePublisher
+            with self._lock:
+                self._malformed += 1
+            return
+        self._put(message)
+
+    def _liveliness_callback(self, sample: zenoh.Sample) -> None:
+        try:
+            session = int(str(sample.key_expr).rsplit("/", 1)[1], 16)
+            change = LivelinessChange(self.collection_id, session, sample.kind == zenoh.SampleKind.PUT)
+        except (ValueError, IndexError):  # a foreign token under our verbatim chunk
+            with self._lock:
+                self._malformed += 1
+            return
+        self._put(change)
+
+    def _put(self, event: Event) -> None:
+        with self._lock:
+            if isinstance(event, Message) and len(self._queue) >= self._limit:
+                self._overflowed += 1
+                return
+            self._queue.append(event)
+
+    def drain(self, max_events: int | None = None) -> list[Event]:
+        with self._lock:
+            if max_events is None or max_events >= len(self._queue):
+                out = list(self._queue)
+                self._queue.clear()
+            else:
+                out = [self._queue.popleft() for _ in range(max_events)]
+        return out
+
+    @property
+    def overflowed(self) -> int:
+        return self._overflowed
+
+    @property
+    def malformed(self) -> int:
+        """Samples refused before queuing: missing/short attachment or unparseable liveliness key."""
+        return self._malformed
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            for declared in self._declared:
+                declared.undeclare()
+            self._on_close(self)
+
+
+class ZenohProducerLink(ProducerLink):
+    """A producer session: two publishers and a liveliness token."""
+
+    def __init__(self, session: zenoh.Session, collection_id: str, producer_session: int, on_close):
+        self.collection_id = collection_id
+        self.producer_session = producer_session
+        self._pack = ATTACHMENT.pack
+        self._on_close = on_close
+        # Both express (no batching): lowest latency, and metadata cannot be held back in a batch
+        # behind data sent after it. Data drops under congestion (latest is best; a drop shows up
+        # as a sequence gap at the tracker); metadata is rare and essential, so it blocks instead.
+        self._data = session.declare_publisher(stream_key(collection_id, Stream.DATA), express=True,
+                                               congestion_control=zenoh.CongestionControl.DROP)
+        self._metadata = session.declare_publisher(stream_key(collection_id, Stream.METADATA), express=True,
+                                                   congestion_control=zenoh.CongestionControl.BLOCK)
+        self._token = session.liveliness().declare_token(liveliness_key(collection_id, producer_session))
+        self._closed = False
+
+    def publish(self, stream: Stream, payload: bytes, sequence: int) -> None:
+        if self._closed:
+            raise TransportError(f"collection {self.collection_id!r}: producer session "
+                                 f"{self.producer_session:016x} is closed; cannot publish")
+        publisher = self._data if stream is Stream.DATA else self._metadata
+        try:
+            publisher.put(payload, attachment=self._pack(self.producer_session, sequence))
+        except zenoh.ZError as exc:
+            raise TransportError(f"collection {self.collection_id!r}: zenoh put failed: {exc}") from exc
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._token.undeclare()
+            self._data.undeclare()
+            self._metadata.undeclare()
+            self._on_close(self)
+
+
+class ZenohTransport(Transport):
+    """A `Transport` over a Zenoh session (loopback-only unless configured otherwise).
+
+    `config`: Zenoh configuration (JSON5 file path, JSON5 string or dict); `listen` / `connect`:
+    explicit endpoint lists such as `["tcp/127.0.0.1:7448"]`, overriding the config's."""
+
+    def __init__(self, config: str | Path | dict | None = None, *, listen: list[str] | None = None,
+                 connect: list[str] | None = None):
+        cfg = build_config(config, listen=listen, connect=connect)
+        self.listen_endpoints = json.loads(cfg.get_json("listen/endpoints"))
+        self.connect_endpoints = json.loads(cfg.get_json("connect/endpoints"))
+        try:
+            self.session = zenoh.open(cfg)
+        except zenoh.ZError as exc:
+            raise TransportError(f"cannot open zenoh session (listen={self.listen_endpoints}, "
+                                 f"connect={self.connect_endpoints}): {exc}") from exc
+        self._lock = threading.Lock()
+        self._links: list[ZenohProducerLink] = []
+        self._subs: list[ZenohSubscription] = []
+        self._closed = False
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise TransportError("zenoh transport is closed")
+
+    def open_producer(self, collection_id: str, producer_session: int) -> ProducerLink:
+        validate_collection_id(collection_id)
+        with self._lock:
+            self._check_open()
+            if any(l.collection_id == collection_id and l.producer_session == producer_session for l in self._links):
+                raise TransportError(f"collection {collection_id!r}: producer session "
+                                     f"{producer_session:016x} is already open")
+            link = ZenohProducerLink(self.session, collection_id, producer_session, self._forget)
+            self._links.append(link)
+        return link
+
+    def subscribe(self, collection_id: str, *, queue_limit: int = DEFAULT_QUEUE_LIMIT) -> Subscription:
+        validate_collection_id(collection_id)
+        if queue_limit < 1:
+            raise TransportError(f"collection {collection_id!r}: queue_limit must be >= 1, got {queue_limit}")
+        with self._lock:
+            self._check_open()
+            sub = ZenohSubscription(self.session, collection_id, queue_limit, self._forget)
+            self._subs.append(sub)
+        return sub
+
+    def _forget(self, item: object) -> None:
+        with self._lock:
+            if item in self._links:
+                self._links.remove(item)  # type: ignore[arg-type]
+            if item in self._subs:
+                self._subs.remove(item)  # type: ignore[arg-type]
+
+    def peers(self) -> list[str]:
+        """Zenoh ids of the peers this session is connected to."""
+        return [str(z) for z in self.session.info.peers_zid()]
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        for item in list(self._links) + list(self._subs):
+            item.close()
+        self._closed = True
+        self.session.close()
+
