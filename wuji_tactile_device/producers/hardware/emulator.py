@@ -13,8 +13,8 @@ newtons (firmware < v2.4.0) or normalized to a full scale (≥ v2.4.0, saturatin
 aggregate block (resultant [N] in the module axes, temperature [°C]).
 
 Fault injection: `set_online`, `set_sending` (stall), `revise_info` (mid-stream info revision, with
-or without a layout change), `inject` (truncated / oversized / duplicate next frame),
-`jump_clock`.
+or without a layout change), `desync_digest` (frames name an info the device never serves),
+`inject` (truncated / oversized / duplicate next frame), `jump_clock`.
 """
 from __future__ import annotations
 
@@ -135,6 +135,7 @@ class _Pad:
     online: bool = True
     sending: bool = True
     inject: deque | None = None
+    frame_digest: int | None = None  # fault: frames carry this digest instead of the info's
 
 
 class EmulatedHand2:
@@ -279,6 +280,11 @@ class EmulatedHand2:
             raise ValueError(f"unknown fault {fault!r}")
         self.pad(finger).inject.append(fault)
 
+    def desync_digest(self, finger: str, digest: int | None) -> None:
+        """Frames carry `digest` as info_digest although the info keeps its own (None = heal):
+        a device whose frames refer to an info revision it never serves."""
+        self.pad(finger).frame_digest = digest
+
     def jump_clock(self, delta_us: int) -> None:
         """Step the device clock (e.g. a time-sync correction or a device reboot)."""
         self._clock_offset_us += int(delta_us)
@@ -354,7 +360,7 @@ class EmulatedHand2:
             elif fault == "oversized":
                 data = data + b"\x00"
             header = _Header(pad.seq, self.device_time_us, f"{self.side}_{pad.finger}_tip_sensor_frame")
-            msg = EmulatedData(header, pad.digest, data)
+            msg = EmulatedData(header, pad.digest if pad.frame_digest is None else pad.frame_digest, data)
             for sub in self._subs[pad.finger]:
                 sub._put(msg)
                 if fault == "duplicate":

@@ -149,13 +149,14 @@ class SensorFormat:
             f = self.point_fields["fx"]
             raw = np.ndarray((self.point_count, 3), dtype=f.dtype, buffer=buf, offset=f.offset,
                              strides=(self.point_stride, f.dtype.itemsize))
-            np.multiply(raw, f.scale, out=out, casting="unsafe")
+            # float64 scale: raw × scale is computed in double and rounded once to float32
+            np.multiply(raw, np.float64(f.scale), out=out, casting="unsafe")
         else:
             for k, axis in enumerate(FORCE_AXES):
                 f = self.point_fields[axis]
                 raw = np.ndarray((self.point_count,), dtype=f.dtype, buffer=buf, offset=f.offset,
                                  strides=(self.point_stride,))
-                np.multiply(raw, f.scale, out=out[:, k], casting="unsafe")
+                np.multiply(raw, np.float64(f.scale), out=out[:, k], casting="unsafe")
         if "fx" not in self.aggregate_fields:
             return None
         reader, order, scales = self._aggregate_reader

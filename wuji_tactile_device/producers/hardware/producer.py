@@ -89,6 +89,7 @@ class _Finger:
     full_scale: np.ndarray | None = None  # (P, 3) float32 when normalized
     aggregate_rotation: np.ndarray | None = None  # aggregate axes → tip_sensor_frame
     last_received_ns: int = 0
+    last_device_us: int | None = None
     unavailable: bool = False
     digest_failures: int = 0
     saturated: int = 0
@@ -137,10 +138,11 @@ class HardwareProducer:
         self.publisher = TactilePublisher(config.collection, self.metadata, transport,
                                           metadata_period_s=config.metadata_period_s)
         self.published = 0
+        self._started_device = False
         self.device.open_streams()
-        now = time.monotonic_ns() + int(config.startup_grace_s * 1e9)
+        self._grace_end_ns = time.monotonic_ns() + int(config.startup_grace_s * 1e9)
         for f in self._fingers.values():
-            f.last_received_ns = now
+            f.last_received_ns = self._grace_end_ns
 
     # ----- start-up and re-confirmation -----
     def _confirm_all(self) -> dict[str, _Finger]:
@@ -224,6 +226,7 @@ class HardwareProducer:
         for fr in frames:
             finger = self._fingers[fr.finger]
             finger.last_received_ns = max(finger.last_received_ns, fr.received_ns)
+            finger.last_device_us = fr.timestamp_us
             if finger.unavailable:
                 returning.add(fr.finger)
             if not self._accept(finger, fr):
@@ -232,6 +235,10 @@ class HardwareProducer:
                 self.assembler.push(fr)
         for name in sorted(returning, key=FINGERS.index):
             self._recover(self._fingers[name])
+        if frames and not self._started_device:
+            # device-clock staleness needs every finger to have been heard once (or the grace to end)
+            self._started_device = all(s.last_device_us is not None for s in self._fingers.values()) or \
+                time.monotonic_ns() > self._grace_end_ns
         self._check_stale(time.monotonic_ns() if now_ns is None else now_ns)
         if self.unavailable_fingers:
             return 0
@@ -265,7 +272,14 @@ class HardwareProducer:
         return True
 
     def _check_stale(self, now_ns: int) -> None:
-        gone = [s for s in self._fingers.values() if not s.unavailable and now_ns - s.last_received_ns > self._stale_ns]
+        # Two rules: silence on the local clock, and falling behind the other fingers on the
+        # device clock (the hand keeps sending, this finger does not).
+        newest = max((s.last_device_us for s in self._fingers.values() if s.last_device_us is not None), default=None)
+        stale_us = self._stale_ns // 1000
+        gone = [s for s in self._fingers.values() if not s.unavailable and (
+            now_ns - s.last_received_ns > self._stale_ns
+            or (newest is not None and (s.last_device_us is None or newest - s.last_device_us > stale_us)
+                and self._started_device))]
         if not gone:
             return
         names = tuple(s.name for s in gone)
