@@ -50,7 +50,9 @@ class PadLayout(NamedTuple):
     `pad_of_taxel` (N,) int: finger index of each taxel. `pad_segment` (5,) int: segment index
     whose bind frame is the pad frame (-1 for a finger without taxels). `taxel_to_pad` (N,3,3):
     rotation taking a force in taxel axes to pad-frame axes. `taxel_pad_positions` (N,3) [m]:
-    taxel bind positions in the pad frame. `one_hot` (5,N) float64: pad membership, for sums.
+    taxel bind positions in the pad frame. `one_hot` (5,N) float64: pad membership.
+    `resultant_matrix` (15, 3N): rotation and per-pad sum in one linear map, so that
+    `resultants.ravel() = resultant_matrix @ forces.ravel()` (one matrix product per frame).
     """
 
     pad_of_taxel: np.ndarray
@@ -58,6 +60,7 @@ class PadLayout(NamedTuple):
     taxel_to_pad: np.ndarray
     taxel_pad_positions: np.ndarray
     one_hot: np.ndarray
+    resultant_matrix: np.ndarray
 
 
 def pad_layout(joint_ids, segment_bind_poses: np.ndarray, taxel_bind_poses: np.ndarray,
@@ -97,7 +100,8 @@ def pad_layout(joint_ids, segment_bind_poses: np.ndarray, taxel_bind_poses: np.n
     offset = taxel_bind_poses[:, :3] - segment_bind_poses[seg_of_taxel, :3]
     taxel_pad_positions = np.einsum("nji,nj->ni", r_pad, offset)
     one_hot = (pad_of_taxel[None, :] == np.arange(NUM_PADS)[:, None]).astype(np.float64)
-    return PadLayout(pad_of_taxel, pad_segment, taxel_to_pad, taxel_pad_positions, one_hot)
+    matrix = np.einsum("pn,nij->pinj", one_hot, taxel_to_pad).reshape(NUM_PADS * 3, n * 3)
+    return PadLayout(pad_of_taxel, pad_segment, taxel_to_pad, taxel_pad_positions, one_hot, matrix)
 
 
 def pad_layout_of(metadata: TactileMetadata) -> PadLayout:
@@ -116,7 +120,11 @@ def forces_in_pad_frame(layout: PadLayout, forces: np.ndarray) -> np.ndarray:
 def pad_resultants(layout: PadLayout, forces: np.ndarray) -> np.ndarray:
     """Resultant force of each pad `(..., 5, 3)` [N, pad frame] from taxel forces `(..., N, 3)`
     [N, taxel axes]: Σ over the pad's taxels of `R_pad⁻¹ R_taxel f`. Vectorised over time."""
-    return np.einsum("pn,...ni->...pi", layout.one_hot, forces_in_pad_frame(layout, forces))
+    forces = np.asarray(forces)
+    _check_count(layout, forces)
+    lead = forces.shape[:-2]
+    flat = forces.reshape(*lead, -1).astype(np.float64, copy=False)
+    return (flat @ layout.resultant_matrix.T).reshape(*lead, NUM_PADS, 3)
 
 
 def _check_count(layout: PadLayout, forces: np.ndarray) -> None:
