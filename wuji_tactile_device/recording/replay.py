@@ -98,7 +98,7 @@ class McapReplay:
             raise RecordingError(f"{self.path} stores {sc.loose_messages} messages outside chunks; "
                                  "only chunked MCAP files (as this package writes) can be replayed")
         schemas, channels = dict(sc.schemas), dict(sc.channels)
-        if not sc.has_summary:  # a cut-off file: definitions live only inside the chunks
+        if not sc.complete:  # a cut-off file: the definitions may survive only inside the chunks
             for chunk in sc.chunks:
                 contents = read_chunk(self._view, chunk)
                 schemas.update((s.id, s) for s in contents.schemas)
@@ -133,7 +133,8 @@ class McapReplay:
     def subscribe(self, collection_id: str, *, queue_limit: int = DEFAULT_QUEUE_LIMIT) -> Subscription:
         """Both streams of `collection_id` plus its producers' liveliness, from this file."""
         validate_collection_id(collection_id)
-        if collection_id not in self.collections:
+        # In a damaged file the collection may have been in the lost part (the warning said so).
+        if collection_id not in self.collections and self._scan.truncation is None:
             raise RecordingError(f"{self.path}: collection {collection_id!r} is not replayed; available: "
                                  f"{', '.join(self.collections) or 'none'}")
         if queue_limit < 1:

@@ -59,7 +59,7 @@ class ChunkRef:
     compression: str
     data_start: int
     data_len: int
-    channel_counts: dict[int, int] = field(default_factory=dict)  # from message index records
+    channel_counts: dict[int, int] = field(default_factory=dict)  # from message index records; {} = unknown
 
     def describe(self) -> str:
         return (f"chunk {self.index} at byte {self.offset} (log time {self.start_ns} .. {self.end_ns} ns, "
@@ -147,6 +147,8 @@ def scan(view: FileView) -> Scan:
             break
         opcode, length = _REC.unpack_from(buf, pos)
         body, end = pos + _REC.size, pos + _REC.size + length
+        if end <= size and opcode != Opcode.MESSAGE_INDEX:
+            last_chunk = None  # the previous chunk's message indexes are all there
         if end > size:
             partial = None
             if opcode == Opcode.CHUNK and body + 16 <= size:
@@ -181,7 +183,6 @@ def scan(view: FileView) -> Scan:
             out.loose_messages += 1
         elif opcode == Opcode.DATA_END:
             out.has_summary = True
-            last_chunk = None
         elif opcode == Opcode.FOOTER:
             if bytes(buf[end : end + len(MAGIC)]) == MAGIC:
                 out.complete = True
@@ -189,6 +190,8 @@ def scan(view: FileView) -> Scan:
                 out.truncation = Truncation(end, size, "the closing magic after the footer is missing or damaged", None)
             break
         pos = end
+    if last_chunk is not None:
+        last_chunk.channel_counts = {}  # its message indexes may be cut off: counts unknown
     return out
 
 
