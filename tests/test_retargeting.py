@@ -296,3 +296,26 @@ def test_skinning_blended_taxel_positions_blend_and_forces_refuse():
         publisher.publish(_frame(layout.num_taxels, 2), sample_time_ns=2)
     with pytest.raises(DataLayoutError, match="taxel 4 is blended"):
         graph.execute_pipeline({source.name: source.poll_tracker(), "hand": {"value": _hand_group(joint_m)}})
+
+
+def test_skinning_takes_isaac_teleops_own_hand_source(layout):
+    """`hand` accepts HandsSource's output (type-checked at connect); an inactive hand (the tracker
+    gives None) makes every skinning output absent."""
+    from isaacteleop.retargeting_engine.deviceio_source_nodes import HandsSource
+    from isaacteleop.retargeting_engine.deviceio_source_nodes.deviceio_tensor_types import DeviceIOHandPoseTracked
+
+    bus = InProcessBus()
+    source = TactileSource("tactile", CID, 5, layout.num_taxels, source=bus)
+    hands = HandsSource("hands")
+    graph = TaxelSkinning("skin", 5, layout.num_taxels).connect({
+        "tactile_layout": source.output("tactile_layout"), "hand": hands.output(HandsSource.RIGHT),
+        "taxel_forces": source.output("taxel_forces")})
+    assert {type(n).__name__ for n in graph.get_leaf_nodes()} == {"TactileSource", "HandsSource"}
+    with TactilePublisher(CID, layout.metadata, bus) as publisher:
+        publisher.publish(_frame(layout.num_taxels, 1), sample_time_ns=1)
+    inactive = {}
+    for key in ("deviceio_hand_left", "deviceio_hand_right"):
+        inactive[key] = TensorGroup(DeviceIOHandPoseTracked())
+        inactive[key][0] = None
+    out = graph.execute_pipeline({source.name: source.poll_tracker(), hands.name: inactive})
+    assert all(out[k].is_none for k in ("taxel_positions_wrist", "taxel_positions_base", "taxel_forces_base"))
