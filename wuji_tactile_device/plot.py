@@ -132,19 +132,27 @@ def plot_layout(metadata: TactileMetadata, forces: np.ndarray, *, vmax: float, t
     layout = pad_layout_of(metadata)
     pos_mm = np.asarray(metadata.taxel_bind_poses, dtype=np.float64)[:, :3] * 1e3
     magnitude = np.linalg.norm(forces, axis=1)
-    fig = plt.figure(figsize=(9, 8))
+    fig = plt.figure(figsize=(10, 8.5))
     ax = fig.add_subplot(projection="3d")
     sc = ax.scatter(pos_mm[:, 0], pos_mm[:, 1], pos_mm[:, 2], c=magnitude, cmap="viridis",
-                    vmin=0.0, vmax=vmax if vmax > 0 else 1.0, s=18, depthshade=False)
-    ax.scatter([0], [0], [0], marker="x", color="k", s=40)
-    ax.text(0, 0, 0, "  wrist", fontsize=8)
+                    vmin=0.0, vmax=vmax if vmax > 0 else 1.0, s=28, depthshade=False,
+                    edgecolors="0.3", linewidths=0.2)
+    ax.scatter([0], [0], [0], marker="x", color="k", s=60)
+    ax.text(0, 0, 4, "wrist", fontsize=9, ha="center")
+    below = np.array([0.0, 0.0, -12.0])  # labels under each pad (fingertip side) keep dots visible
     for pad, finger in enumerate(FINGERS):
         members = layout.pad_of_taxel == pad
         if members.any():
-            centre = pos_mm[members].mean(axis=0)
-            ax.text(*centre, f"  {finger}", fontsize=9)
-    span = np.ptp(np.vstack([pos_mm, np.zeros((1, 3))]), axis=0)
-    ax.set_box_aspect(np.maximum(span, 1.0))
+            tip = pos_mm[members][np.argmin(pos_mm[members, 2])]
+            ax.text(*(tip + below), finger, fontsize=10, ha="center", va="top")
+    lo = np.minimum(pos_mm.min(axis=0), 0.0) - [5.0, 5.0, 20.0]
+    hi = np.maximum(pos_mm.max(axis=0), 0.0) + [5.0, 5.0, 8.0]
+    ax.set_xlim(lo[0], hi[0]), ax.set_ylim(lo[1], hi[1]), ax.set_zlim(lo[2], hi[2])
+    span = hi - lo
+    ax.set_box_aspect(np.maximum(span, 0.3 * span.max()))  # true scale, but never a flat sliver
+    ax.view_init(elev=18, azim=-75)  # from the palm side, slightly from the thumb's side
+    from matplotlib.ticker import MaxNLocator
+    ax.yaxis.set_major_locator(MaxNLocator(4))
     ax.set_xlabel("x [mm] (wrist frame)")
     ax.set_ylabel("y [mm] (+ back of hand)")
     ax.set_zlabel("z [mm] (+ toward forearm)")
