@@ -4,7 +4,9 @@
 `TactileTracker` source; `recover` rewrites a damaged file; `inspect_file` reports and checks one.
 The file layout is described in `recording.layout`.
 """
+from .inspect import InspectReport, inspect_file
 from .recorder import McapRecorder
+from .repair import RecoveryReport, recover
 from .replay import McapReplay
 
-__all__ = ["McapRecorder", "McapReplay"]
+__all__ = ["McapRecorder", "McapReplay", "recover", "RecoveryReport", "inspect_file", "InspectReport"]
