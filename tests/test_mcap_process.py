@@ -94,3 +94,62 @@ def test_every_topic_decodes_in_foxglove(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     for topic in ("tactile/right", "tactile/right/metadata", "tactile/left", "tactile/left/metadata"):
         assert f"ok      {topic} (" in r.stdout
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_cli_record_over_zenoh_then_ctrl_c_gives_a_valid_file_that_replays_bit_exact(tmp_path):
+    """`wuji-tactile record` as a real process on loopback Zenoh; Ctrl-C (SIGINT) finishes the file."""
+    import secrets
+
+    from conftest import make_metadata
+    from wuji_tactile_device.publisher import TactilePublisher
+    from wuji_tactile_device.transport.zenoh_transport import ZenohTransport
+
+    port = _free_port()
+    cid = f"mcaptest/{secrets.token_hex(4)}"  # unique: other tests may share the loopback Zenoh mesh
+    out = tmp_path / "cli.mcap"
+    proc = subprocess.Popen([sys.executable, "-m", "wuji_tactile_device.cli", "record", "-c", cid,
+                             "--zenoh-listen", f"tcp/127.0.0.1:{port}", "--hand-side", "right", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 20
+        while not out.exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        assert out.exists(), proc.stderr.read() if proc.poll() is not None else "recorder did not create its file"
+        rng = np.random.default_rng(7)
+        sent = {}
+        with ZenohTransport(listen=[], connect=[f"tcp/127.0.0.1:{port}"]) as transport:
+            with TactilePublisher(cid, make_metadata(176), transport, metadata_period_s=0.2) as pub:
+                time.sleep(0.5)  # let the subscription reach the recorder
+                for i in range(150):
+                    f = rng.normal(0, 1, (176, 3)).astype(np.float32)
+                    sent[pub.publish(f, sample_time_ns=time.monotonic_ns())] = f
+                    time.sleep(0.01)
+                time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, stderr
+    assert "wrote" in stderr
+    report = inspect_file(out)
+    assert report.ok, report.text()
+    with open(out, "rb") as f:
+        file_meta = {m.name: m.metadata for m in make_reader(f).iter_metadata()}
+    assert file_meta["wuji_tactile_device"]["hand_side"] == "right"
+    with McapReplay(out) as replay:
+        tr = TactileTracker(cid, replay)
+        frames = []
+        while not replay.finished:
+            if tr.update():
+                frames.append(tr.get_data())
+    assert len(frames) >= 140  # Zenoh on loopback loses nothing once connected
+    assert all(fr.forces.tobytes() == sent[fr.sequence].tobytes() for fr in frames)
