@@ -484,3 +484,18 @@ def test_invalid_collection_ids_and_policy_are_refused(bus, md):
         TactilePublisher("tactile/*", md, bus)
     with pytest.raises(ValueError, match="error_policy"):
         TactileTracker(CID, bus, error_policy="ignore")
+
+
+def test_update_with_timeout_wakes_on_arrival(bus, md):
+    import threading
+
+    tracker, link = confirmed(bus, md)
+    t0 = time.monotonic()
+    assert tracker.update(timeout_s=0.05) == 0
+    assert time.monotonic() - t0 >= 0.045
+    sender = threading.Timer(0.05, lambda: link.publish(Stream.DATA, data_bytes(0, md.num_taxels), 0))
+    sender.start()
+    t0 = time.monotonic()
+    assert tracker.update(timeout_s=5.0) == 1
+    assert 0.04 <= time.monotonic() - t0 < 2.0
+    sender.join()

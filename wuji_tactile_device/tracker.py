@@ -21,6 +21,7 @@ All of this runs in the caller's thread: transports only enqueue.
 """
 from __future__ import annotations
 
+import time
 from collections import deque
 from dataclasses import dataclass, field, replace
 from typing import Iterator, NamedTuple, Protocol
@@ -159,15 +160,18 @@ class TactileTracker:
         """Events taken from the transport but not yet processed (left behind by a raised error)."""
         return len(self._pending)
 
-    def update(self) -> int:
+    def update(self, timeout_s: float = 0.0) -> int:
         """Process everything that has arrived; return the number of frames delivered by this call.
 
-        Raises the typed error of the first faulty event (see module doc); the events behind it
-        stay pending for the next call."""
+        `timeout_s` [s]: when nothing has arrived yet, wait up to this long for the first event
+        (0 = never block). Raises the typed error of the first faulty event (see module doc); the
+        events behind it stay pending for the next call."""
         if self._closed:
             raise TactileError(f"collection {self.collection_id!r}: tracker is closed")
         pending = self._pending
         pending.extend(self._subscription.drain())
+        if not pending and timeout_s > 0:
+            pending.extend(self._wait(timeout_s))
         self.counters.overflowed = self._subscription.overflowed + self._frames_overflowed
         self.counters.transport_malformed = getattr(self._subscription, "malformed", 0)
         delivered = 0
@@ -181,6 +185,19 @@ class TactileTracker:
             else:
                 self._on_liveliness(event)
         return delivered
+
+    def _wait(self, timeout_s: float) -> list:
+        wait = getattr(self._subscription, "wait", None)
+        if wait is not None:  # live transports: woken by the first event
+            wait(timeout_s)
+            return self._subscription.drain()
+        deadline = time.monotonic() + timeout_s  # other sources (e.g. replay): poll each ms
+        while True:
+            events = self._subscription.drain()
+            remaining = deadline - time.monotonic()
+            if events or remaining <= 0:
+                return events
+            time.sleep(min(remaining, 0.001))
 
     def frames(self) -> Iterator[TactileFrame]:
         """Every delivered frame, oldest first: calls `update()` and yields what it delivered until

@@ -115,6 +115,7 @@ class ZenohSubscription(Subscription):
         self._limit = queue_limit
         self._lock = threading.Lock()
         self._overflowed = 0
+        self._arrived = threading.Event()  # set on every enqueue, cleared by drain()
         self._malformed = 0
         self._on_close = on_close
         self._closed = False
@@ -165,15 +166,22 @@ class ZenohSubscription(Subscription):
                 self._overflowed += 1
                 return
             self._queue.append(event)
+            if not self._arrived.is_set():  # set() takes a lock; skip it while already set
+                self._arrived.set()
 
     def drain(self, max_events: int | None = None) -> list[Event]:
         with self._lock:
             if max_events is None or max_events >= len(self._queue):
                 out = list(self._queue)
                 self._queue.clear()
+                self._arrived.clear()
             else:
                 out = [self._queue.popleft() for _ in range(max_events)]
         return out
+
+    def wait(self, timeout_s: float) -> bool:
+        """Block until at least one event is queued or `timeout_s` [s] passed; True if queued."""
+        return self._arrived.wait(timeout_s)
 
     @property
     def overflowed(self) -> int:

@@ -1,0 +1,319 @@
+"""Stream costs: TactilePublisher → TactileTracker over Zenoh loopback between two OS processes,
+side by side with bare Zenoh put → subscriber of the same bytes in the same run, and the
+in-process bus publish → get_data rate. 176 taxels everywhere.
+
+The producer is a child process (`python -m wuji_tactile_device.benchmarks.streams --producer`);
+the consumer is this process. Latency = consumer's monotonic clock when the frame is delivered
+(tracker: `on_data`, during `update()`; bare: the subscriber callback) minus the producer's
+monotonic clock when publication began (tracker: the record's available time, read before
+encoding; bare: the send time in the attachment). CLOCK_MONOTONIC is shared by processes on one
+machine, so the difference is a real one-way latency.
+Phases, in order: rate (two hands at 100 Hz each, tracker frames and bare puts interleaved tick
+by tick), then burst rounds alternating tracker and bare (flat-out; throughput = frames received /
+time from first to last received, median over rounds).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+
+from . import Row, Section, Target, compare
+
+NUM_TAXELS = 176
+HANDS = ("left", "right")
+_BARE_INFO = "<qQ"  # attachment of bare puts: send time [ns], sequence
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _metadata():
+    from ..messages import HandJoint
+    from ..metadata import TactileMetadata
+
+    joints = [HandJoint.THUMB_DISTAL, HandJoint.INDEX_DISTAL, HandJoint.MIDDLE_DISTAL, HandJoint.RING_DISTAL,
+              HandJoint.LITTLE_DISTAL]
+    seg = np.repeat(np.arange(5), [40, 34, 34, 34, 34])
+    idx = np.zeros((NUM_TAXELS, 4), np.int64)
+    idx[:, 0] = seg
+    w = np.zeros((NUM_TAXELS, 4))
+    w[:, 0] = 1.0
+    identity = [0.0, 0, 0, 0, 0, 0, 1]
+    return TactileMetadata(joints, np.tile(identity, (5, 1)), np.tile(identity, (NUM_TAXELS, 1)), idx, w)
+
+
+def _forces(i: int) -> np.ndarray:
+    f = np.full((NUM_TAXELS, 3), 0.01, np.float32)
+    f[:, 2] = -0.001 * (i % 1000)
+    return f
+
+
+# -- producer (child process) ----------------------------------------------------------------------
+
+def _producer(connect: str, rate_s: float, rounds: int, burst: int) -> None:
+    import struct
+
+    from ..messages import DeviceDataTimestamp, encode_tactile_record
+    from ..publisher import TactilePublisher
+    from ..transport.zenoh_transport import ZenohTransport
+
+    transport = ZenohTransport(connect=[connect])
+    session = transport.session
+    keys = [f"bench/rate/{h}" for h in HANDS] + [f"bench/rate_bare/{h}" for h in HANDS] + \
+        ["bench/burst/right", "bench/burst_bare/right"]
+    probes = [session.declare_publisher(k) for k in keys]
+    deadline = time.monotonic() + 10
+    while not all(p.matching_status.matching for p in probes) and time.monotonic() < deadline:
+        time.sleep(0.005)
+    for p in probes:
+        p.undeclare()
+    md = _metadata()
+    pack = struct.Struct(_BARE_INFO).pack
+    payload = encode_tactile_record(_forces(0), DeviceDataTimestamp(0, 0, 0))  # the bytes bare Zenoh sends
+    rate_pubs = [TactilePublisher(f"bench/rate/{h}", md, transport) for h in HANDS]
+    bare = [session.declare_publisher(f"bench/rate_bare/{h}", express=True) for h in HANDS]
+    frames = [_forces(i) for i in range(16)]
+    time.sleep(0.2)
+    # Rate phase: every 10 ms one frame per hand through the publisher and one bare put per hand.
+    period_ns = 10_000_000
+    start = time.monotonic_ns()
+    ticks = int(rate_s * 100)
+    for tick in range(ticks):
+        next_ns = start + tick * period_ns
+        while (now := time.monotonic_ns()) < next_ns:
+            time.sleep(min((next_ns - now) / 1e9, 0.002))
+        for h in range(2):
+            rate_pubs[h].publish(frames[tick % 16], sample_time_ns=time.monotonic_ns())
+            bare[h].put(payload, attachment=pack(time.monotonic_ns(), tick))
+    for p in rate_pubs:
+        p.close()
+    time.sleep(0.3)
+    # Burst phase: rounds alternate tracker and bare, each `burst` frames as fast as possible.
+    burst_pub = TactilePublisher("bench/burst/right", md, transport, metadata_period_s=3600)
+    burst_bare = session.declare_publisher("bench/burst_bare/right", express=True)
+    time.sleep(0.2)
+    sent = {"tracker": [], "bare": []}
+    for r in range(rounds):
+        t0 = time.perf_counter()
+        for i in range(burst):
+            burst_pub.publish(frames[i % 16], sample_time_ns=i)
+        sent["tracker"].append(burst / (time.perf_counter() - t0))
+        time.sleep(0.3)
+        t0 = time.perf_counter()
+        for i in range(burst):
+            burst_bare.put(payload, attachment=pack(r, i))
+        sent["bare"].append(burst / (time.perf_counter() - t0))
+        time.sleep(0.3)
+    burst_pub.close()
+    print(json.dumps(sent), flush=True)
+    time.sleep(0.2)
+    transport.close()
+
+
+# -- consumer (this process) -----------------------------------------------------------------------
+
+class _Latencies:
+    def __init__(self) -> None:
+        self.values_ns: list[int] = []
+
+    def on_metadata(self, collection_id, message, record) -> None:
+        pass
+
+    def on_data(self, collection_id, message, frame) -> None:
+        self.values_ns.append(time.monotonic_ns() - frame.timestamp.available_time_local_common_clock)
+
+
+class _BurstCounter:
+    """Arrival times of one burst stream, grouped by round."""
+
+    def __init__(self, burst: int) -> None:
+        self.burst = burst
+        self.times: dict[int, list[int]] = {}
+        self.round = 0
+
+    def add(self, round_index: int) -> None:
+        self.times.setdefault(round_index, []).append(time.perf_counter_ns())
+
+    def rates(self) -> list[float]:
+        out = []
+        for t in self.times.values():
+            if len(t) > 1:
+                out.append((len(t) - 1) / ((t[-1] - t[0]) / 1e9))
+        return out
+
+
+def _zenoh_section(quick: bool, section: Section) -> None:
+    import struct
+
+    from ..tracker import TactileTracker
+    from ..transport.zenoh_transport import ZenohTransport
+
+    rate_s, rounds, burst = (2.0, 3, 2000) if quick else (5.0, 5, 5000)
+    endpoint = f"tcp/127.0.0.1:{_free_port()}"
+    transport = ZenohTransport(listen=[endpoint])
+    unpack = struct.Struct(_BARE_INFO).unpack
+    try:
+        lat = {h: _Latencies() for h in HANDS}
+        trackers = [TactileTracker(f"bench/rate/{h}", transport) for h in HANDS]
+        for h, t in zip(HANDS, trackers):
+            t.add_observer(lat[h])
+        bare_lat: list[int] = []
+        lock = threading.Lock()
+
+        def on_bare(sample) -> None:
+            now = time.monotonic_ns()
+            sent_ns, _ = unpack(sample.attachment.to_bytes())
+            sample.payload.to_bytes()  # the same copy the tracker's transport makes
+            with lock:
+                bare_lat.append(now - sent_ns)
+
+        bare_subs = [transport.session.declare_subscriber(f"bench/rate_bare/{h}", on_bare) for h in HANDS]
+        burst_tracker = TactileTracker("bench/burst/right", transport, queue_limit=4 * burst)
+        tracker_burst = _BurstCounter(burst)
+        bare_burst = _BurstCounter(burst)
+
+        class _BurstObserver:
+            def on_metadata(self, *a) -> None:
+                pass
+
+            def on_data(self, cid, message, frame) -> None:
+                tracker_burst.add(message.sequence // burst)
+
+        burst_tracker.add_observer(_BurstObserver())
+
+        def on_bare_burst(sample) -> None:
+            r, _ = unpack(sample.attachment.to_bytes())
+            sample.payload.to_bytes()
+            bare_burst.add(r)
+
+        bare_subs.append(transport.session.declare_subscriber("bench/burst_bare/right", on_bare_burst))
+        stop = threading.Event()
+
+        def consume(tracker) -> None:  # latency: wake on every arrival
+            while not stop.is_set():
+                tracker.update(timeout_s=0.05)
+
+        def consume_batches(tracker) -> None:  # throughput: a 1 kHz loop once data flows
+            while not stop.is_set():
+                if tracker.update(timeout_s=0.05):
+                    time.sleep(0.001)
+
+        threads = [threading.Thread(target=consume, args=(t,), daemon=True) for t in trackers]
+        threads.append(threading.Thread(target=consume_batches, args=(burst_tracker,), daemon=True))
+        for th in threads:
+            th.start()
+        producer = subprocess.Popen(
+            [sys.executable, "-m", __name__, "--producer", "--connect", endpoint, "--rate-s", str(rate_s),
+             "--rounds", str(rounds), "--burst", str(burst)], stdout=subprocess.PIPE, text=True)
+        try:
+            out, _ = producer.communicate(timeout=60 + rate_s)
+        finally:
+            if producer.poll() is None:
+                producer.kill()
+                producer.wait()
+        time.sleep(0.3)
+        stop.set()
+        for th in threads:
+            th.join()
+        for s in bare_subs:
+            s.undeclare()
+        sent = json.loads(out.strip().splitlines()[-1])
+        tracked = np.array(lat["left"].values_ns + lat["right"].values_ns) / 1e6
+        with lock:
+            bare = np.array(bare_lat) / 1e6
+        expected = 2 * int(rate_s * 100)
+        p50, p99 = np.percentile(tracked, [50, 99]) if len(tracked) else (float("nan"),) * 2
+        b50, b99 = np.percentile(bare, [50, 99]) if len(bare) else (float("nan"),) * 2
+        t_rates, b_rates = tracker_burst.rates(), bare_burst.rates()
+        t_rate = statistics.median(t_rates) if t_rates else 0.0
+        b_rate = statistics.median(b_rates) if b_rates else float("nan")
+        t_received = sum(len(v) for v in tracker_burst.times.values())
+        b_received = sum(len(v) for v in bare_burst.times.values())
+        bc = burst_tracker.counters
+        section.rows += [
+            Row("zenoh 2×100 Hz: publisher→tracker latency p50", p50, "ms", f"{len(tracked)}/{expected} frames"),
+            Row("zenoh 2×100 Hz: publisher→tracker latency p99", p99, "ms"),
+            Row("zenoh 2×100 Hz: bare put→subscriber latency p50", b50, "ms", f"{len(bare)}/{expected} samples"),
+            Row("zenoh 2×100 Hz: bare put→subscriber latency p99", b99, "ms"),
+            Row("zenoh burst: publisher→tracker sustained", t_rate, "frames/s",
+                f"received {t_received}/{rounds * burst}; send side {statistics.median(sent['tracker']):,.0f}/s; "
+                f"gaps {bc.frames_missing}, overflow {bc.overflowed}"),
+            Row("zenoh burst: bare put→subscriber sustained", b_rate, "frames/s",
+                f"received {b_received}/{rounds * burst}; send side {statistics.median(sent['bare']):,.0f}/s"),
+        ]
+        section.targets += [
+            Target("zenoh 2×100 Hz publisher→tracker p99 latency [ms]", float(p99), "<=", 2.0),
+            Target("zenoh burst throughput tracker / bare", t_rate / b_rate, ">=", 0.5),
+        ]
+        for t in trackers + [burst_tracker]:
+            t.close()
+    finally:
+        transport.close()
+
+
+def _inproc_section(quick: bool, section: Section) -> None:
+    from ..messages import DeviceDataTimestamp, decode_tactile_record, encode_tactile_record
+    from ..publisher import TactilePublisher
+    from ..tracker import TactileTracker
+    from ..transport.inproc import InProcessBus
+
+    number, repeat = (500, 5) if quick else (2000, 15)
+    bus = InProcessBus()
+    md = _metadata()
+    tracker = TactileTracker("bench/inproc", bus)
+    pub = TactilePublisher("bench/inproc", md, bus, metadata_period_s=3600)
+    forces = _forces(3)
+    ts = DeviceDataTimestamp(1, 2, 3)
+
+    def through_bus() -> None:
+        pub.publish(forces, sample_time_ns=0)
+        tracker.update()
+        tracker.get_data()
+
+    def floor() -> None:  # the codec alone: encode + verify/decode the same record
+        decode_tactile_record(encode_tactile_record(forces, ts))
+
+    t = compare({"bus": through_bus, "floor": floor}, number=number, repeat=repeat)
+    assert tracker.counters.delivered > 0 and tracker.counters.rejected == 0
+    pub.close()
+    tracker.close()
+    bus.close()
+    section.rows += [
+        Row("in-process bus: publish→get_data, N=176", 1 / t["bus"], "frames/s", f"{t['bus'] * 1e6:.1f} µs/frame"),
+        Row("floor: encode + decode only, N=176", 1 / t["floor"], "frames/s", f"{t['floor'] * 1e6:.1f} µs/frame"),
+    ]
+    section.targets.append(Target("in-process publish→get_data [frames/s]", 1 / t["bus"], ">=", 20_000))
+
+
+def run(quick: bool = False) -> Section:
+    section = Section("Streams (176 taxels; Zenoh loopback between two processes)")
+    _inproc_section(quick, section)
+    _zenoh_section(quick, section)
+    return section
+
+
+def _main() -> int:
+    parser = argparse.ArgumentParser(description="streams benchmark producer (child process)")
+    parser.add_argument("--producer", action="store_true", required=True)
+    parser.add_argument("--connect", required=True)
+    parser.add_argument("--rate-s", type=float, default=5.0)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--burst", type=int, default=5000)
+    args = parser.parse_args()
+    _producer(args.connect, args.rate_s, args.rounds, args.burst)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main())
