@@ -1,0 +1,427 @@
+"""Scenarios for the simulated hand, each with the checks it prints at the end.
+
+- `press`: the thumb opposes the four fingers on a fixed object; 0–3 s approach and light
+  contact, 3–7 s per-finger target ramp 0.05 → 0.50 N, 7–10.5 s hold, then release. Force is
+  reached by feeding the measured pad resultant magnitude back into the joint targets (never by
+  scaling outputs).
+- `lift`: thumb and index pinch a 30 g free block on a pedestal, grip by the same feedback, and
+  the hand mount lifts it 80 mm; while airborne the world-vertical force the pads carry must equal
+  the block's weight and the pedestal must carry nothing.
+- `playback`: joint targets from a file (20 angles per row, firmware order) at a given rate.
+
+Object placement comes from the hand's forward kinematics at a pre-grasp pose, jittered by up to
+±0.2 mm from the seed (same seed → bit-identical run).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import mujoco
+import numpy as np
+
+from ...errors import ProducerError
+from ..wuji_hand2 import FINGERS, NUM_JOINTS, hand_kinematics, link_transforms
+from .hand_sim import HandSimulation
+from .model import build_hand_spec
+from .taxels import pad_layouts
+
+GRAVITY = 9.81
+BLOCK_MASS = 0.030
+FRAME_S = 0.01
+
+
+@dataclass
+class Check:
+    """One scenario check: `value` compared with `limit` by `op` ('<=', '>=', '==')."""
+
+    name: str
+    value: float
+    op: str
+    limit: float
+    unit: str = ""
+
+    @property
+    def passed(self) -> bool:
+        if self.op == "<=":
+            return self.value <= self.limit
+        if self.op == ">=":
+            return self.value >= self.limit
+        return self.value == self.limit
+
+    def line(self) -> str:
+        return (f"[{'PASS' if self.passed else 'FAIL'}] {self.name}: {self.value:.6g}{(' ' + self.unit) if self.unit else ''}"
+                f" (required {self.op} {self.limit:g})")
+
+
+@dataclass
+class ScenarioResult:
+    scenario: str
+    side: str
+    frames: int
+    checks: list[Check] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return all(c.passed for c in self.checks)
+
+    def report(self) -> str:
+        head = f"scenario {self.scenario} ({self.side} hand, {self.frames} frames, {self.frames * FRAME_S:.2f} s simulated)"
+        return "\n".join([head] + ["  " + c.line() for c in self.checks])
+
+
+def _smoothstep(x: float) -> float:
+    x = min(max(x, 0.0), 1.0)
+    return x * x * x * (10 - 15 * x + 6 * x * x)  # minimum-jerk profile
+
+
+def _pad_points(side: str, q: np.ndarray) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Per finger: (pad centre on the surface, outward pad normal, distal rotation), wrist frame."""
+    T = link_transforms(side, q)
+    out = {}
+    for f, pad in zip(hand_kinematics(side).fingers, pad_layouts(side)):
+        Td = T[f.pad_body]
+        n = Td[:3, :3] @ np.array([0.0, pad.geometry.pad_side, 0.0])
+        out[f.finger] = (Td[:3, :3] @ pad.pad_origin + Td[:3, 3], n, Td[:3, :3])
+    return out
+
+
+def _closing_directions(side: str, q: np.ndarray, joints: dict[str, list[int]]) -> np.ndarray:
+    """(5, 20) joint-space directions moving each pad centre 1 m along its outward normal
+    (least squares over that finger's `joints`), from finite differences of the kinematics."""
+    base = _pad_points(side, q)
+    out = np.zeros((5, NUM_JOINTS))
+    eps = 1e-6
+    for k, f in enumerate(FINGERS):
+        cols = []
+        for j in joints[f]:
+            dq = np.zeros(NUM_JOINTS)
+            dq[j] = eps
+            cols.append((_pad_points(side, q + dq)[f][0] - base[f][0]) / eps)
+        J = np.stack(cols, axis=1)
+        out[k, joints[f]] = np.linalg.pinv(J) @ base[f][1]
+    return out
+
+
+class _ForceFeedback:
+    """Per-pad integral law on the closure c [m of pad travel along the pad normal]:
+    dc = ki·(target − ‖F‖)·dt + ff·Δtarget; joint targets = q0 + Σ c·direction. `ff` ≈ 1 / pad
+    contact stiffness (measured once on this model: thumb ≈ 830 N/m, fingers ≈ 95 N/m) removes
+    the lag behind a ramping target; the measured force is the only feedback."""
+
+    KI = np.array([0.03, 0.12, 0.12, 0.12, 0.12])       # [m/(N·s)]
+    FF = 0.8 * np.array([1 / 830, 1 / 95, 1 / 95, 1 / 95, 1 / 95])  # [m/N]
+
+    def __init__(self, q0: np.ndarray, directions: np.ndarray, active: np.ndarray):
+        self.q0, self.dirs, self.active = q0, directions, active
+        self.c = np.zeros(5)
+        self.last_target: np.ndarray | None = None
+
+    def update(self, magnitudes: np.ndarray, targets: np.ndarray) -> np.ndarray:
+        step = np.zeros(5) if self.last_target is None else targets - self.last_target
+        self.last_target = targets.copy()
+        self.c += self.active * (self.KI * (targets - magnitudes) * FRAME_S + self.FF * step)
+        return self.q0 + self.c @ self.dirs
+
+
+def _flex_joints(side: str) -> dict[str, list[int]]:
+    out = {}
+    for i, f in enumerate(hand_kinematics(side).fingers):
+        out[f.finger] = [4 * i + j for j, link in enumerate(f.links) if f.finger == "thumb" or link.kind == "flex"]
+    return out
+
+
+def _add_box(body, name: str, centre, R: np.ndarray, half, rgba) -> None:
+    q = np.zeros(4)
+    mujoco.mju_mat2Quat(q, np.ascontiguousarray(R).ravel())
+    body.add_geom(name=name, type=mujoco.mjtGeom.mjGEOM_BOX, pos=list(centre), quat=list(q), size=list(half),
+                  friction=[1.0, 0.005, 0.0001], condim=4, rgba=rgba)
+
+
+class Scenario:
+    name = ""
+    duration_s = 0.0
+
+    def build(self, side: str, seed: int) -> HandSimulation:
+        raise NotImplementedError
+
+    def control(self, sim: HandSimulation, t: float) -> None:
+        """Set targets for the frame that ends at `t + 10 ms` (uses the last reading)."""
+        raise NotImplementedError
+
+    def observe(self, sim: HandSimulation, reading, t: float) -> None:
+        raise NotImplementedError
+
+    def checks(self) -> list[Check]:
+        raise NotImplementedError
+
+    @property
+    def num_frames(self) -> int:
+        return int(round(self.duration_s / FRAME_S))
+
+
+# ------------------------------------------------------------------------------------------------
+class PressScenario(Scenario):
+    """Thumb opposes the four fingers on a fixed object; force ramp by resultant feedback."""
+
+    name = "press"
+    duration_s = 13.0
+    APPROACH_END, RAMP_END, HOLD_END, RELEASE_END = 3.0, 7.0, 10.5, 11.5
+    F_START, F_END = 0.05, 0.50
+    PRE_S = 1.5     # pre-grasp reached at
+    GAP = 0.003     # pad-to-object gap at the pre-grasp [m]
+    HOLD_TOLERANCE = 0.01  # [N] max |‖F‖ − target| during the hold
+
+    def pregrasp(self) -> np.ndarray:
+        q = np.zeros(NUM_JOINTS)
+        q[:4] = (1.2, 0.0, -0.45, -0.9)
+        for i in range(1, 5):
+            q[4 * i:4 * i + 4] = (0.6, 0.0, 0.65, 0.4)
+        return q
+
+    def build(self, side: str, seed: int) -> HandSimulation:
+        rng = np.random.default_rng(seed)
+        self.side = side
+        self.q_pre = self.pregrasp()
+        spec = build_hand_spec(side)
+        mount = np.array([0.0, 0.0, 0.3])
+        body = spec.worldbody.add_body(name="press_object", pos=[0, 0, 0])
+        names = []
+        pads = _pad_points(side, self.q_pre)
+        for f in FINGERS:
+            c, n, R = pads[f]
+            half_t = 0.004
+            centre = mount + c + n * (self.GAP + half_t) + rng.uniform(-2e-4, 2e-4, 3)
+            # Plate axes: distal x (across the pad), distal z (along the finger), pad normal.
+            Rb = np.stack([R[:, 0], np.cross(n, R[:, 0]), n], axis=1)
+            name = f"press_object_{f}_plate"
+            _add_box(body, name, centre, Rb, (0.0065, 0.0085, half_t), [0.8, 0.6, 0.3, 1])
+            names.append(name)
+        sim = HandSimulation(side, spec, names)
+        self.feedback = _ForceFeedback(self.q_pre, _closing_directions(side, self.q_pre, _flex_joints(side)),
+                                       np.ones(5))
+        self.t, self.mag, self.target = [], [], []
+        self.zero_after_release = []
+        self.rejected = 0
+        self.last = np.zeros(5)
+        return sim
+
+    def target_force(self, t: float) -> float:
+        if t < self.APPROACH_END:
+            return self.F_START
+        if t < self.RAMP_END:
+            return self.F_START + (self.F_END - self.F_START) * (t - self.APPROACH_END) / (self.RAMP_END - self.APPROACH_END)
+        return self.F_END
+
+    def control(self, sim: HandSimulation, t: float) -> None:
+        if t < self.PRE_S:
+            sim.set_joint_targets(self.q_pre * _smoothstep(t / self.PRE_S))
+        elif t < self.HOLD_END:
+            sim.set_joint_targets(self.feedback.update(self.last, np.full(5, self.target_force(t))))
+        else:
+            if not hasattr(self, "q_release"):
+                self.q_release = sim.data.ctrl[sim.actuators].copy()
+            s = _smoothstep((t - self.HOLD_END) / (self.RELEASE_END - self.HOLD_END))
+            sim.set_joint_targets(self.q_release * (1.0 - s))
+
+    def observe(self, sim: HandSimulation, reading, t: float) -> None:
+        self.last = np.linalg.norm(reading.resultants, axis=1)
+        self.t.append(t)
+        self.mag.append(self.last)
+        self.target.append(self.target_force(t))
+        if t >= self.RELEASE_END + 0.5:
+            self.zero_after_release.append(bool(np.all(reading.taxel_forces == 0) and np.all(reading.resultants == 0)))
+
+    def checks(self) -> list[Check]:
+        t, mag, target = np.array(self.t), np.array(self.mag), np.array(self.target)
+        hold = (t >= self.RAMP_END) & (t <= self.HOLD_END)
+        in_contact = int(np.sum(np.all(mag[hold] > 0, axis=0)))
+        err = float(np.max(np.abs(mag[hold] - target[hold, None])))
+        return [
+            Check("pads in contact during the whole hold (7-10.5 s)", in_contact, ">=", 5, "of 5"),
+            Check("max |‖F‖ - target| during the hold", err, "<=", self.HOLD_TOLERANCE, "N"),
+            Check("mean ‖F‖ during the hold (target 0.5 N)", float(mag[hold].mean()), ">=", 0.49, "N"),
+            Check("frames with all forces exactly zero after release (t >= 12 s)",
+                  float(np.mean(self.zero_after_release)) if self.zero_after_release else 0.0, "==", 1.0, "fraction"),
+        ]
+
+
+# ------------------------------------------------------------------------------------------------
+class LiftScenario(Scenario):
+    """Thumb and index pinch a 30 g block on a pedestal and the hand lifts it 80 mm."""
+
+    name = "lift"
+    duration_s = 8.0
+    PRE_S, GRIP_START, GRIP_END, LIFT_START, LIFT_END = 1.5, 3.0, 4.0, 4.5, 6.5
+    HOLD_CHECK_START = 7.0
+    LIFT_HEIGHT = 0.080
+    GRIP = 0.6      # [N] pad resultant target while gripping
+    GAP = 0.0015
+
+    def pregrasp(self) -> np.ndarray:
+        q = np.zeros(NUM_JOINTS)
+        q[:4] = (1.25, -0.21, 0.04, -0.95)
+        q[4:8] = (0.54, 0.0, 0.6, 0.36)
+        return q
+
+    def build(self, side: str, seed: int) -> HandSimulation:
+        rng = np.random.default_rng(seed)
+        self.side = side
+        self.q_pre = self.pregrasp()
+        pads = _pad_points(side, self.q_pre)
+        ci, ni, _ = pads["index"]
+        ct, nt, _ = pads["thumb"]
+        # World "up" in wrist coordinates: perpendicular to the pinch axis, toward the forearm.
+        up = np.array([0.0, 0.0, 1.0]) - ni[2] * ni
+        up /= np.linalg.norm(up)
+        R = np.stack([ni, np.cross(up, ni), up])           # rows: world axes in wrist coords
+        qm = np.zeros(4)
+        mujoco.mju_mat2Quat(qm, np.ascontiguousarray(R).ravel())
+        mount = np.array([0.0, 0.0, 0.25])
+        spec = build_hand_spec(side, mount_pos=mount, mount_quat_wxyz=qm)
+        thickness = float((ct - ci) @ ni) - 2 * self.GAP
+        centre_w = mount + R @ (ci + ni * (self.GAP + thickness / 2)) + rng.uniform(-2e-4, 2e-4, 3)
+        half = (thickness / 2, 0.008, 0.012)
+        block = spec.worldbody.add_body(name="lift_block", pos=list(centre_w))
+        block.add_freejoint(name="lift_block_free")
+        block.add_geom(name="lift_block_geom", type=mujoco.mjtGeom.mjGEOM_BOX, size=list(half), mass=BLOCK_MASS,
+                       friction=[1.0, 0.005, 0.0001], condim=4, rgba=[0.2, 0.5, 0.9, 1])
+        ped_half = (0.007, 0.007, 0.03)
+        pedestal = spec.worldbody.add_body(name="pedestal", pos=[centre_w[0], centre_w[1], centre_w[2] - half[2] - ped_half[2]])
+        pedestal.add_geom(name="pedestal_geom", type=mujoco.mjtGeom.mjGEOM_BOX, size=list(ped_half),
+                          friction=[1.0, 0.005, 0.0001], rgba=[0.4, 0.4, 0.4, 1])
+        sim = HandSimulation(side, spec, ["lift_block_geom"])
+        self.block_geom = np.array([sim.model.geom("lift_block_geom").id])
+        self.pedestal_geom = np.array([sim.model.geom("pedestal_geom").id])
+        self.block_body = sim.model.body("lift_block").id
+        self.z0 = float(sim.data.xpos[self.block_body][2])
+        active = np.array([1.0, 1.0, 0.0, 0.0, 0.0])
+        self.feedback = _ForceFeedback(self.q_pre, _closing_directions(side, self.q_pre, _flex_joints(side)), active)
+        self.t, self.support, self.pedestal, self.height, self.mag = [], [], [], [], []
+        self.last = np.zeros(5)
+        return sim
+
+    def grip_target(self, t: float) -> float:
+        if t < self.GRIP_START:
+            return 0.05
+        return 0.05 + (self.GRIP - 0.05) * _smoothstep((t - self.GRIP_START) / (self.GRIP_END - self.GRIP_START))
+
+    def control(self, sim: HandSimulation, t: float) -> None:
+        if t < self.PRE_S:
+            sim.set_joint_targets(self.q_pre * _smoothstep(t / self.PRE_S))
+        else:
+            sim.set_joint_targets(self.feedback.update(self.last, np.full(5, self.grip_target(t))))
+        sim.set_lift(self.LIFT_HEIGHT * _smoothstep((t - self.LIFT_START) / (self.LIFT_END - self.LIFT_START)))
+
+    def observe(self, sim: HandSimulation, reading, t: float) -> None:
+        self.last = np.linalg.norm(reading.resultants, axis=1)
+        self.t.append(t)
+        self.mag.append(self.last)
+        self.support.append(-float(reading.pad_forces_world[:, 2].sum()))   # upward support of the block
+        self.pedestal.append(sim.object_support_force(self.pedestal_geom, self.block_geom)[2])
+        self.height.append(float(sim.data.xpos[self.block_body][2]) - self.z0)
+
+    def checks(self) -> list[Check]:
+        t = np.array(self.t)
+        support, ped, h = np.array(self.support), np.array(self.pedestal), np.array(self.height)
+        weight = BLOCK_MASS * GRAVITY
+        air = (t >= self.HOLD_CHECK_START) & (h > 0.001)
+        rel = float(np.max(np.abs(support[air] - weight)) / weight) if air.any() else float("inf")
+        return [
+            Check("block lifted (height gain at the end)", 1e3 * float(h[-1]), ">=", 75.0, "mm"),
+            Check("airborne hold frames (t >= 7 s, block off the pedestal)", float(air.sum()), ">=", 50, "frames"),
+            Check("max |pad world-vertical support - weight 0.2943 N| / weight while airborne", rel, "<=", 0.02),
+            Check("mean pad world-vertical support while airborne", float(support[air].mean()) if air.any() else 0.0,
+                  ">=", 0.98 * weight, "N"),
+            Check("max pedestal support while airborne", float(np.max(np.abs(ped[air]))) if air.any() else float("inf"),
+                  "==", 0.0, "N"),
+        ]
+
+
+# ------------------------------------------------------------------------------------------------
+def load_joint_file(path: str | Path) -> np.ndarray:
+    """(T, 20) joint angles [rad] from a CSV/whitespace text file (one row per sample, firmware
+    order, '#' comments, optional header row) or a `.npy` array."""
+    path = Path(path)
+    if not path.exists():
+        raise ProducerError(f"playback file {str(path)!r} does not exist")
+    if path.suffix == ".npy":
+        q = np.load(path, allow_pickle=False)
+    else:
+        rows = []
+        for lineno, line in enumerate(path.read_text().splitlines(), 1):
+            line = line.split("#", 1)[0].strip()
+            if not line:
+                continue
+            parts = line.replace(",", " ").split()
+            try:
+                rows.append([float(p) for p in parts])
+            except ValueError:
+                if rows:
+                    raise ProducerError(f"playback file {str(path)!r} line {lineno}: not numbers: {line[:60]!r}") from None
+                continue  # header row
+            if len(rows[-1]) != NUM_JOINTS:
+                raise ProducerError(f"playback file {str(path)!r} line {lineno}: {len(rows[-1])} values, "
+                                    f"need {NUM_JOINTS} joint angles in firmware order")
+        q = np.array(rows, dtype=np.float64).reshape(-1, NUM_JOINTS)
+    if q.ndim != 2 or q.shape[1] != NUM_JOINTS or q.shape[0] == 0:
+        raise ProducerError(f"playback file {str(path)!r}: need rows of {NUM_JOINTS} angles, got shape {q.shape}")
+    if not np.all(np.isfinite(q)):
+        raise ProducerError(f"playback file {str(path)!r}: non-finite joint angle in row {int(np.argwhere(~np.isfinite(q))[0, 0])}")
+    return q
+
+
+class PlaybackScenario(Scenario):
+    """Joint targets from a file at `rate_hz` (linear interpolation), with the press object."""
+
+    name = "playback"
+
+    def __init__(self, joints: np.ndarray, rate_hz: float):
+        if not rate_hz > 0:
+            raise ProducerError(f"playback rate must be > 0 Hz, got {rate_hz}")
+        self.joints, self.rate = np.asarray(joints, dtype=np.float64), float(rate_hz)
+        self.duration_s = (len(self.joints) - 1) / self.rate + 0.5
+
+    def build(self, side: str, seed: int) -> HandSimulation:
+        ranges = hand_kinematics(side).joint_ranges
+        out = (self.joints < ranges[:, 0] - 1e-9) | (self.joints > ranges[:, 1] + 1e-9)
+        if out.any():
+            r, j = np.argwhere(out)[0]
+            raise ProducerError(f"playback row {r}: joint {hand_kinematics(side).joint_names[j]} = "
+                                f"{self.joints[r, j]:.4f} rad is outside its range {ranges[j].tolist()}")
+        press = PressScenario()
+        sim = press.build(side, seed)
+        self.track_err = 0.0
+        self.frames_with_contact = 0
+        self.finite = True
+        self.times = np.arange(len(self.joints)) / self.rate
+        return sim
+
+    def control(self, sim: HandSimulation, t: float) -> None:
+        q = np.array([np.interp(t + FRAME_S, self.times, self.joints[:, j]) for j in range(NUM_JOINTS)])
+        self.q_target = q
+        sim.set_joint_targets(q)
+
+    def observe(self, sim: HandSimulation, reading, t: float) -> None:
+        self.frames_with_contact += int(reading.num_contacts > 0)
+        self.finite &= bool(np.isfinite(reading.taxel_forces).all())
+
+    def checks(self) -> list[Check]:
+        return [Check("samples played", float(len(self.joints)), ">=", 1, "rows"),
+                Check("frames with pad contact", float(self.frames_with_contact), ">=", 0, "frames"),
+                Check("all forces finite", float(self.finite), "==", 1.0)]
+
+
+SCENARIOS = ("press", "lift", "playback")
+
+
+def make_scenario(name: str, *, playback_file: str | Path | None = None, playback_rate: float = 100.0) -> Scenario:
+    if name == "press":
+        return PressScenario()
+    if name == "lift":
+        return LiftScenario()
+    if name == "playback":
+        if playback_file is None:
+            raise ProducerError("scenario playback needs a joint file (--joints FILE)")
+        return PlaybackScenario(load_joint_file(playback_file), playback_rate)
+    raise ProducerError(f"unknown scenario {name!r}; choose one of {', '.join(SCENARIOS)}")
