@@ -101,8 +101,10 @@ class TickAssembler:
     def pending(self, finger: str) -> int:
         return len(self._pending[finger])
 
-    def push(self, frame: FingertipFrame) -> None:
-        """Account for one well-formed frame (length and digest already checked) and queue it."""
+    def push(self, frame: FingertipFrame, *, queue: bool = True) -> None:
+        """Account for one frame and queue it. `queue=False`: a frame the caller discards
+        (malformed, unconfirmed digest, finger unavailable) — counted as dropped, and its seq is
+        noted so it is not also counted as lost."""
         f = frame.finger
         c = self.counters
         kind = self.clock.classify(frame.timestamp_us, frame.received_ns)
@@ -125,6 +127,9 @@ class TickAssembler:
             if 0 < gap < _U32 // 2:
                 c.lost[f] += gap
         self._last[f] = (frame.seq, frame.timestamp_us)
+        if not queue:
+            c.dropped[f] += 1
+            return
         q = self._pending[f]
         if len(q) >= self.max_pending:
             q.popleft()

@@ -22,7 +22,7 @@ import json
 import zlib
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable, Iterator, NamedTuple
 
 import numpy as np
 
@@ -378,3 +378,22 @@ class EmulatedHand2:
                 s = s * self.full_scale
             step[pad.taxels] = np.abs(self._map) @ s
         return step
+
+
+def simulation_forces(side: str, scenario: str = "press", *, seed: int = 0, duration_s: float | None = None,
+                      playback_file=None) -> Iterator[np.ndarray]:
+    """The simulation's per-tick taxel forces (176, 3) [N, taxel axes, force on the taxel] for one
+    scenario run, 100 Hz of simulation time — exactly what the simulated producer publishes. Stops
+    at the scenario's end or after `duration_s` of simulation time, whichever is first."""
+    from ..sim.scenarios import FRAME_S, make_scenario
+
+    sc = make_scenario(scenario, playback_file=playback_file)
+    sim = sc.build(side, seed)
+    frames = sc.num_frames if duration_s is None else min(sc.num_frames, int(round(duration_s / FRAME_S)))
+    for i in range(frames):
+        t = i * FRAME_S
+        sc.control(sim, t)
+        sim.step_frame()
+        reading = sim.read()
+        sc.observe(sim, reading, t + FRAME_S)
+        yield reading.taxel_forces

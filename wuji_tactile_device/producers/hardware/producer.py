@@ -229,10 +229,7 @@ class HardwareProducer:
             finger.last_device_us = fr.timestamp_us
             if finger.unavailable:
                 returning.add(fr.finger)
-            if not self._accept(finger, fr):
-                continue
-            if not finger.unavailable:
-                self.assembler.push(fr)
+            self.assembler.push(fr, queue=self._accept(finger, fr) and not finger.unavailable)
         for name in sorted(returning, key=FINGERS.index):
             self._recover(self._fingers[name])
         if frames and not self._started_device:
@@ -253,7 +250,6 @@ class HardwareProducer:
         if fr.info_digest != finger.info.digest:
             if finger.unavailable or not self._reconfirm(finger, fr.info_digest):
                 c.digest_mismatch[fr.finger] += 1
-                c.dropped[fr.finger] += 1
                 finger.digest_failures += 1
                 if finger.digest_failures >= MAX_DIGEST_RETRIES and not finger.unavailable:
                     raise DeviceFormatError(
@@ -264,7 +260,6 @@ class HardwareProducer:
         finger.digest_failures = 0
         if len(fr.data) != finger.fmt.frame_size:
             c.malformed[fr.finger] += 1
-            c.dropped[fr.finger] += 1
             kind = "truncated" if len(fr.data) < finger.fmt.frame_size else "oversized"
             self._event("malformed", (fr.finger,), f"{fr.finger}: {kind} frame seq {fr.seq} of {len(fr.data)} "
                         f"bytes (format declares {finger.fmt.frame_size}); dropped")

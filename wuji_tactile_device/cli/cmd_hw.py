@@ -1,0 +1,297 @@
+"""`wuji-tactile hw`: publish a Wuji Hand 2's fingertip tactile data (real hand through the vendor
+SDK, or the emulated hand driven by the simulation), optionally recording an MCAP; or run the
+pads' zero calibration.
+
+    wuji-tactile hw --hand right [--address A | --sn S] [--record out.mcap] [--publish zenoh]
+    wuji-tactile hw --emulate --scenario press [--firmware normalized --full-scale FILE] [--fault ...]
+    wuji-tactile hw --calibrate-zero --hand right [--sn S] [--yes]
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import re
+import signal
+import sys
+import time
+from pathlib import Path
+
+from ..errors import ProducerError, TactileError
+from .cmd_record import add_zenoh_arguments, open_zenoh
+
+FAULT_KINDS = ("offline", "stall", "truncated", "oversized", "duplicate", "revise", "jump")
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "hw", help="publish a Wuji Hand 2's fingertip tactile data (real or emulated)",
+        description="Connect to a Wuji Hand 2 (vendor SDK, extra 'hardware') or emulate one driven by "
+                    "the MuJoCo simulation, and publish its 176 fingertip taxels as the tactile contract. "
+                    "Forces in newtons, taxel axes (+Z outward normal), force ON the taxel (a press gives fz < 0).")
+    src = p.add_argument_group("device")
+    src.add_argument("--hand", choices=("right", "left"), default="right", help="hand side (default right)")
+    who = src.add_mutually_exclusive_group()
+    who.add_argument("--address", metavar="A", help="connect by address (IP:port) instead of handedness")
+    who.add_argument("--sn", metavar="S", help="connect by serial number instead of handedness")
+    who.add_argument("--emulate", action="store_true", help="no hardware: the emulated hand, fed by the simulation")
+    src.add_argument("--timeout-ms", type=int, default=1000, help="SDK connect timeout (default 1000)")
+    emu = p.add_argument_group("emulation (--emulate)")
+    emu.add_argument("--scenario", default="press", metavar="NAME",
+                     help="simulation scenario feeding the emulated pads (default press; see `wuji-tactile sim --help`)")
+    emu.add_argument("--firmware", choices=("newton", "normalized"), default="newton",
+                     help="emulated firmware: point forces in N (< v2.4.0) or normalized (≥ v2.4.0)")
+    emu.add_argument("--no-placement", action="store_true",
+                     help="emulate older firmware whose format has no positions / mounting pose keys")
+    emu.add_argument("--fast", action="store_true", help="run as fast as possible instead of real time")
+    emu.add_argument("--fault", action="append", default=[], metavar="KIND:FINGER@T0[-T1]",
+                     help=f"inject a fault at scenario time T0 [s] (until T1 for offline/stall); KIND in "
+                          f"{', '.join(FAULT_KINDS)}; e.g. offline:ring@1.0-1.5, truncated:index@0.3, "
+                          "revise:middle@2 (new encoding), jump@2.0 (device clock +10 s); repeatable")
+    conv = p.add_argument_group("conversion")
+    conv.add_argument("--axes", default="+x,+y,+z", metavar="X,Y,Z",
+                      help="contract taxel X,Y,Z as signed device point axes (default +x,+y,+z)")
+    conv.add_argument("--force-sign", type=int, choices=(-1, 1), default=-1,
+                      help="-1: the device reports the force the pad exerts (a press reads +fz; default); "
+                           "+1: the force on the pad")
+    conv.add_argument("--full-scale", metavar="FILE", help="full-scale calibration file (normalized firmware)")
+    conv.add_argument("--layout", choices=("device", "sim"), default="device",
+                      help="taxel placement: the device's own (default); 'sim' uses the simulation's pad "
+                           "layout for fingers whose format declares none")
+    conv.add_argument("--assume-point-unit", choices=("N", "normalized"),
+                      help="point unit for formats that declare none (otherwise refused)")
+    conv.add_argument("--sync-tolerance-ms", type=float, help="max device-time spread in one tick (default half a period)")
+    conv.add_argument("--stale-ms", type=float, help="silence after which a finger is unavailable (default 5 periods)")
+    out = p.add_argument_group("output")
+    out.add_argument("--collection", metavar="ID", help="collection id (default tactile/<hand>)")
+    out.add_argument("--publish", choices=("local", "zenoh"), default="local",
+                     help="local: in-process only (with --record); zenoh: publish on Zenoh (loopback by default)")
+    out.add_argument("--record", metavar="OUT.mcap", help="record the collection to an MCAP file "
+                     "(device resultants and temperatures go to OUT.resultants.csv)")
+    out.add_argument("--overwrite", action="store_true", help="replace the recording if it exists")
+    out.add_argument("--duration", type=float, metavar="S", help="stop after S seconds (default: Ctrl-C; emulation: scenario length)")
+    add_zenoh_arguments(p)
+    cal = p.add_argument_group("zero calibration")
+    cal.add_argument("--calibrate-zero", action="store_true",
+                     help="re-zero all five pads (they must be unloaded) and exit")
+    cal.add_argument("--yes", action="store_true", help="do not ask for confirmation that the pads are unloaded")
+    p.set_defaults(run=run)
+
+
+def _config(args):
+    from ..producers.hardware import AxisMapping, HardwareConfig
+
+    fallback = None
+    if args.layout == "sim":
+        from ..producers.sim.taxels import taxel_poses_in_distal
+        from ..producers.wuji_hand2 import FINGERS
+        fallback = dict(zip(FINGERS, taxel_poses_in_distal(args.hand)))
+    return HardwareConfig(
+        side=args.hand, collection_id=args.collection, axis_mapping=AxisMapping.parse(args.axes, args.force_sign),
+        full_scale_path=args.full_scale, fallback_layout=fallback, assume_point_unit=args.assume_point_unit,
+        tolerance_us=None if args.sync_tolerance_ms is None else int(args.sync_tolerance_ms * 1000),
+        stale_after_s=None if args.stale_ms is None else args.stale_ms / 1000)
+
+
+def _open_device(args):
+    from ..producers.hardware import EmulatedHand2, SdkFingertipDevice, connect_sdk_hand
+
+    if args.emulate:
+        from ..producers.hardware import AxisMapping
+        emu = EmulatedHand2(args.hand, firmware=args.firmware, mounting=not args.no_placement,
+                            positions=not args.no_placement, axis_mapping=AxisMapping.parse(args.axes, args.force_sign))
+        return SdkFingertipDevice(emu), emu
+    return connect_sdk_hand(side=args.hand, sn=args.sn, address=args.address, timeout_ms=args.timeout_ms), None
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.calibrate_zero:
+        return _calibrate(args)
+    if (args.publish == "local" or args.emulate) and not args.record and args.publish != "zenoh":
+        print("wuji-tactile hw: note: nothing leaves this process (no --record, --publish local)", file=sys.stderr)
+    faults = [_parse_fault(f) for f in args.fault]
+    if faults and not args.emulate:
+        raise ProducerError("--fault needs --emulate (faults are injected into the emulated hand)")
+    device, emu = _open_device(args)
+    return _publish(args, device, emu, faults)
+
+
+def _publish(args, device, emu, faults) -> int:
+    from tqdm import tqdm
+
+    from ..producers.hardware import HardwareProducer, ResultantLog
+    from ..transport.inproc import InProcessBus
+
+    transport = open_zenoh(args) if (args.publish == "zenoh" or args.zenoh or args.zenoh_listen or args.zenoh_config) \
+        else InProcessBus()
+    recorder = resultant_log = producer = None
+    bar = tqdm(desc="hw", unit=" frames", file=sys.stderr, mininterval=0.5)
+    previous_term = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        config = _config(args)
+        _log_through(bar)
+        producer = HardwareProducer(device, transport, config)
+        if args.record:
+            from ..recording import McapRecorder
+            recorder = McapRecorder(args.record, overwrite=args.overwrite, file_metadata={
+                "producer_kind": "hardware-emulated" if emu is not None else "hardware",
+                "hand_side": args.hand, "collections": config.collection,
+                "device_serial_number": device.serial_number,
+                "axis_mapping": config.axis_mapping.describe(),
+                "layout_sources": ",".join(f"{k}={v}" for k, v in producer.layout_sources.items())})
+            recorder.add_collection(transport, config.collection)
+            recorder.poll()
+            resultant_log = ResultantLog(Path(args.record).with_suffix(".resultants.csv"))
+            producer.on_tick = resultant_log
+        bar.write(f"hw: publishing {config.collection}: {producer.num_taxels} taxels at {producer.rate_hz:g} Hz from "
+                  f"{'the emulated hand' if emu else device.serial_number}; layout "
+                  f"{', '.join(f'{k}: {v}' for k, v in producer.layout_sources.items())}")
+        try:
+            if emu is not None:
+                _drive_emulator(args, emu, producer, recorder, bar, faults)
+            else:
+                _drive_device(args, producer, recorder, bar)
+        except KeyboardInterrupt:
+            pass
+    finally:
+        bar.close()
+        previous_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            if recorder is not None:
+                recorder.close()
+            if resultant_log is not None:
+                resultant_log.close()
+            if producer is not None:
+                producer.close()
+            transport.close()
+        finally:
+            signal.signal(signal.SIGINT, previous_int)
+            signal.signal(signal.SIGTERM, previous_term)
+    c = producer.counters()
+    lost = {k: sum(c[k].values()) for k in ("dropped", "lost", "late", "duplicate", "malformed", "digest_mismatch")}
+    print(f"hw: published {c['published']} frames; " + ", ".join(f"{k} {v}" for k, v in lost.items())
+          + f"; clock jumps {c['clock_jumps']}; info revisions {c['info_revisions']}; saturated "
+          f"{sum(c['saturated'].values())}" + (f"; wrote {args.record}" if args.record else ""), file=sys.stderr)
+    return 0
+
+
+class _BarHandler(logging.Handler):
+    """Producer log records (finger unavailable / recovered, info revised, malformed frames) as
+    lines above the progress bar."""
+
+    def __init__(self, bar):
+        super().__init__(logging.INFO)
+        self.bar = bar
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.bar.write(f"hw: {record.getMessage()}")
+
+
+def _log_through(bar) -> None:
+    logger = logging.getLogger("wuji_tactile_device.producers.hardware")
+    logger.handlers[:] = [_BarHandler(bar)]
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+
+
+def _drive_device(args, producer, recorder, bar) -> None:
+    end = None if args.duration is None else time.monotonic() + args.duration
+    while end is None or time.monotonic() < end:
+        n = producer.step()
+        if recorder is not None:
+            recorder.poll()
+        if n:
+            bar.update(n)
+        else:
+            time.sleep(0.001)
+
+
+def _drive_emulator(args, emu, producer, recorder, bar, faults) -> None:
+    from ..producers.hardware.emulator import simulation_forces
+
+    period = 1.0 / emu.rate_hz
+    start = time.monotonic()
+    state: dict[int, str] = {}
+    for i, forces in enumerate(simulation_forces(args.hand, args.scenario, duration_s=args.duration)):
+        t = i * period
+        for k, fault in enumerate(faults):
+            _apply_fault(emu, fault, t, state, k)
+        if not args.fast:
+            delay = start + t - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+        emu.emit(forces)
+        n = producer.step()
+        if recorder is not None:
+            recorder.poll()
+        bar.update(n)
+
+
+_FAULT = re.compile(r"^(?P<kind>[a-z]+)(?::(?P<finger>[a-z]+))?@(?P<t0>\d+(?:\.\d*)?)(?:-(?P<t1>\d+(?:\.\d*)?))?$")
+#: Device clock step injected by `jump@T` [µs].
+JUMP_US = 10_000_000
+
+
+def _parse_fault(text: str) -> tuple[str, str | None, float, float | None]:
+    from ..producers.wuji_hand2 import FINGERS
+
+    m = _FAULT.match(text)
+    if m is None:
+        raise ProducerError(f"--fault {text!r}: expected KIND:FINGER@T0[-T1] (seconds), e.g. offline:ring@1.0-1.5 or jump@2")
+    kind, finger = m["kind"], m["finger"]
+    if kind not in FAULT_KINDS:
+        raise ProducerError(f"--fault {text!r}: unknown kind {kind!r}; choose from {', '.join(FAULT_KINDS)}")
+    if (kind == "jump") != (finger is None) or (finger is not None and finger not in FINGERS):
+        raise ProducerError(f"--fault {text!r}: {'jump takes no finger' if kind == 'jump' else 'name a finger: ' + ', '.join(FINGERS)}")
+    return kind, finger, float(m["t0"]), None if m["t1"] is None else float(m["t1"])
+
+
+def _apply_fault(emu, fault, t: float, state: dict[int, str], key: int) -> None:
+    """Start fault `key` at T0 and, for offline/stall, end it at T1 (state: pending/on/done)."""
+    kind, finger, t0, t1 = fault
+    phase = state.get(key, "pending")
+    if phase == "pending" and t >= t0:
+        state[key] = "on" if kind in ("offline", "stall") and t1 is not None else "done"
+        if kind == "offline":
+            emu.set_online(finger, False)
+        elif kind == "stall":
+            emu.set_sending(finger, False)
+        elif kind in ("truncated", "oversized", "duplicate"):
+            emu.inject(finger, kind)
+        elif kind == "revise":
+            emu.revise_info(finger, point_type="i32", point_scale=1e-5)  # new encoding, same layout
+        else:
+            emu.jump_clock(JUMP_US)
+    elif phase == "on" and t >= t1:
+        state[key] = "done"
+        if kind == "offline":
+            emu.set_online(finger, True)
+        else:
+            emu.set_sending(finger, True)
+
+
+def _calibrate(args) -> int:
+    from ..producers.hardware.zero_calibration import UNLOADED_WARNING, calibrate_zero
+
+    print(f"wuji-tactile hw: {UNLOADED_WARNING}", file=sys.stderr)
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise ProducerError("zero calibration needs confirmation that the pads are unloaded: pass --yes")
+        if input("Are all five pads unloaded? [y/N] ").strip().lower() not in ("y", "yes"):
+            print("wuji-tactile hw: zero calibration cancelled", file=sys.stderr)
+            return 1
+    device, emu = _open_device(args)
+    sleep = time.sleep
+    if emu is not None:
+        import numpy as np
+        sleep = lambda s: emu.emit(np.zeros((emu.num_taxels, 3)))  # noqa: E731 - the emulator advances per tick
+    try:
+        done = calibrate_zero(device, on_poll=lambda st: None, sleep=sleep)
+    finally:
+        device.close()
+    print("wuji-tactile hw: zero calibration done: " + ", ".join(f"{f} {t:.2f} s" for f, t in done.items()),
+          file=sys.stderr)
+    return 0
+
+
+def _raise_interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
