@@ -303,3 +303,26 @@ def test_recorder_refuses_to_overwrite_and_bad_arguments(tmp_path):
         McapRecorder(path)
     with pytest.raises(RecordingError, match="speed must be"):
         McapReplay(path, speed=0)
+
+
+def test_recorder_refuses_double_collection_and_writes_after_close(tmp_path):
+    bus = InProcessBus()
+    rec = McapRecorder(tmp_path / "d.mcap")
+    rec.add_collection(bus, "tactile/right")
+    with pytest.raises(RecordingError, match="'tactile/right' is already being recorded"):
+        rec.add_collection(bus, "tactile/right")
+    rec.close()
+    with pytest.raises(RecordingError, match="is closed"):
+        rec.write("tactile/right", Stream.DATA, b"", 1, 0)
+
+
+def test_disk_full_is_a_recording_error_naming_the_file(tmp_path):
+    """/dev/full accepts the open and fails every write with ENOSPC."""
+    import os
+
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full on this system to simulate a full disk")
+    with pytest.raises(RecordingError, match=r"cannot (create|write to) /dev/full"):
+        rec = McapRecorder("/dev/full", overwrite=True)
+        rec.write("c", Stream.METADATA, encode_metadata_record(make_metadata(12), DeviceDataTimestamp(1, 1, 1)), 1, 0)
+        rec.flush()

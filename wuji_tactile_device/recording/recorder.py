@@ -59,15 +59,22 @@ class McapRecorder:
             raise RecordingError(f"{self.path} already exists (pass overwrite=True / --overwrite to replace it)") from exc
         except OSError as exc:
             raise RecordingError(f"cannot create {self.path}: {exc.strerror}") from exc
-        self._writer = Writer(self._file, chunk_size=chunk_size, compression=_COMPRESSION[compression])
-        self._writer.start(profile=layout.PROFILE, library=f"wuji_tactile_device {__version__} (mcap {mcap.__version__})")
-        self._schema_ids = {
-            Stream.DATA: self._writer.register_schema(layout.DATA_SCHEMA_NAME, layout.SCHEMA_ENCODING, bfbs(layout.DATA_ROOT)),
-            Stream.METADATA: self._writer.register_schema(layout.METADATA_SCHEMA_NAME, layout.SCHEMA_ENCODING,
-                                                          bfbs(layout.METADATA_ROOT)),
-        }
-        self._writer.add_metadata(layout.FILE_METADATA_NAME, meta)
-        self._file.flush()
+        try:
+            self._writer = Writer(self._file, chunk_size=chunk_size, compression=_COMPRESSION[compression])
+            self._writer.start(profile=layout.PROFILE, library=f"wuji_tactile_device {__version__} (mcap {mcap.__version__})")
+            self._schema_ids = {
+                Stream.DATA: self._writer.register_schema(layout.DATA_SCHEMA_NAME, layout.SCHEMA_ENCODING, bfbs(layout.DATA_ROOT)),
+                Stream.METADATA: self._writer.register_schema(layout.METADATA_SCHEMA_NAME, layout.SCHEMA_ENCODING,
+                                                              bfbs(layout.METADATA_ROOT)),
+            }
+            self._writer.add_metadata(layout.FILE_METADATA_NAME, meta)
+            self._file.flush()
+        except OSError as exc:
+            try:
+                self._file.close()
+            except OSError:
+                pass  # closing flushes the same unwritable buffer; the first error is the one to report
+            raise RecordingError(f"cannot write to {self.path}: {exc.strerror or exc}") from exc
         self._fsync = fsync
         self._flush_period_ns = int(flush_period_s * 1e9)
         self._last_flush = time.monotonic_ns()
@@ -75,6 +82,7 @@ class McapRecorder:
         self._channels: dict[tuple[str, Stream, int], int] = {}
         self._last_metadata: dict[tuple[str, int], bytes] = {}
         self._subscriptions: list[Subscription] = []
+        self._collections: set[str] = set()
         self._warned_unreadable: set[str] = set()
         self._closed = False
         #: written_data, written_metadata, metadata_repeats_skipped (periodic republishes),
@@ -87,7 +95,11 @@ class McapRecorder:
         """Record both streams of `collection_id` as they arrive on `transport` (unvalidated,
         exactly as on the wire: replay then meets the tracker exactly as live). Call `poll()`."""
         self._check_open()
-        self._subscriptions.append(transport.subscribe(validate_collection_id(collection_id)))
+        validate_collection_id(collection_id)
+        if collection_id in self._collections:
+            raise RecordingError(f"recording {self.path}: collection {collection_id!r} is already being recorded")
+        self._collections.add(collection_id)
+        self._subscriptions.append(transport.subscribe(collection_id))
 
     def attach(self, tracker: Any) -> None:
         """Record what `tracker` adopts and delivers (validated metadata once per producer
@@ -125,6 +137,7 @@ class McapRecorder:
         gives them; a record whose timestamp cannot be read is still written (replay must show
         the tracker what the wire carried) with `receive_time_ns` as both times, counted in
         `counters["unreadable_timestamp"]` and logged once per collection."""
+        self._check_open()
         if stream is Stream.METADATA:
             key = (collection_id, producer_session)
             if self._last_metadata.get(key) == payload:
@@ -154,7 +167,10 @@ class McapRecorder:
         if log_time < 0 or publish_time < 0:
             raise RecordingError(f"{collection_id}: {stream.value} record with a negative timestamp "
                                  f"({log_time}, {publish_time}) cannot be an MCAP time")
-        self._writer.add_message(ch, log_time, payload, publish_time, sequence & layout.SEQUENCE_MASK)
+        try:
+            self._writer.add_message(ch, log_time, payload, publish_time, sequence & layout.SEQUENCE_MASK)
+        except OSError as exc:  # a full chunk is written here: disk full, I/O error
+            raise RecordingError(f"cannot write to {self.path}: {exc.strerror or exc}") from exc
         self.counters["written_metadata" if stream is Stream.METADATA else "written_data"] += 1
         self._pending += 1
         return 1
@@ -167,9 +183,12 @@ class McapRecorder:
     def flush(self) -> None:
         """Close the open chunk and hand it to the OS (and to the disk with `fsync=True`)."""
         self._check_open()
-        self._writer.flush()
-        if self._fsync:
-            os.fsync(self._file.fileno())
+        try:
+            self._writer.flush()
+            if self._fsync:
+                os.fsync(self._file.fileno())
+        except OSError as exc:
+            raise RecordingError(f"cannot write to {self.path}: {exc.strerror or exc}") from exc
         self._pending = 0
         self._last_flush = time.monotonic_ns()
 
@@ -185,6 +204,9 @@ class McapRecorder:
             self._file.flush()
             if self._fsync:
                 os.fsync(self._file.fileno())
+        except OSError as exc:
+            raise RecordingError(f"cannot finish {self.path}: {exc.strerror or exc} "
+                                 "(the chunks written so far are recoverable: `wuji-tactile recover`)") from exc
         finally:
             self._file.close()
         if self.dropped_by_transport:
