@@ -153,3 +153,55 @@ def test_cli_record_over_zenoh_then_ctrl_c_gives_a_valid_file_that_replays_bit_e
                 frames.append(tr.get_data())
     assert len(frames) >= 140  # Zenoh on loopback loses nothing once connected
     assert all(fr.forces.tobytes() == sent[fr.sequence].tobytes() for fr in frames)
+
+
+def test_cli_replay_publish_reaches_a_live_tracker_over_zenoh(tmp_path):
+    """`wuji-tactile replay --publish` puts a recording back on Zenoh in real time; a tracker that
+    joins late still gets the layout (metadata repeated every second, as a live producer does)."""
+    import secrets
+
+    from wuji_tactile_device.transport.zenoh_transport import ZenohTransport
+
+    cid = f"mcaptest/{secrets.token_hex(4)}"
+    path = tmp_path / "src.mcap"
+    from conftest import make_metadata
+    from wuji_tactile_device.messages import DeviceDataTimestamp, encode_metadata_record, encode_tactile_record
+    from wuji_tactile_device.recording import McapRecorder
+    from wuji_tactile_device.transport.base import Stream
+
+    md = make_metadata(40)
+    rng = np.random.default_rng(5)
+    sent = {}
+    with McapRecorder(path) as rec:
+        rec.write(cid, Stream.METADATA, encode_metadata_record(md, DeviceDataTimestamp(0, 0, 0)), 42, 0)
+        for i in range(250):  # 2.5 s at 100 Hz
+            f = rng.normal(0, 1, (40, 3)).astype(np.float32)
+            sent[i] = f
+            t = 1_000 + i * 10_000_000
+            rec.write(cid, Stream.DATA, encode_tactile_record(f, DeviceDataTimestamp(t, t, t)), 42, i)
+    port = _free_port()
+    with ZenohTransport(listen=[f"tcp/127.0.0.1:{port}"], connect=[]) as transport:
+        tracker = TactileTracker(cid, transport)
+        proc = subprocess.Popen([sys.executable, "-m", "wuji_tactile_device.cli", "replay", str(path), "--publish",
+                                 "--speed", "1", "--zenoh", f"tcp/127.0.0.1:{port}"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        frames = []
+        try:
+            deadline = time.monotonic() + 30
+            while proc.poll() is None and time.monotonic() < deadline:
+                tracker.update()
+                f = tracker.get_data()
+                if f is not None and (not frames or frames[-1].sequence != f.sequence):
+                    frames.append(f)
+                time.sleep(0.002)
+            _, stderr = proc.communicate(timeout=10)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        tracker.update()
+    assert proc.returncode == 0, stderr
+    assert "published 251 recorded messages" in stderr
+    assert tracker.get_metadata() == md
+    assert len(frames) >= 100  # everything after the first metadata the late tracker received
+    assert all(f.forces.tobytes() == sent[f.sequence].tobytes() for f in frames)
+    assert tracker.counters.producer_sessions == 1 and tracker.counters.liveliness_lost == 1

@@ -9,8 +9,10 @@ import time
 import numpy as np
 
 from ..errors import RecordingError
-from ..transport.base import LivelinessChange, Message
+from ..transport.base import LivelinessChange, Message, Stream
 from .cmd_record import add_zenoh_arguments, open_zenoh
+
+METADATA_PERIOD_S = 1.0  # like TactilePublisher: late subscribers learn the layout within a second
 
 
 def register(subparsers) -> None:
@@ -80,9 +82,12 @@ def _print(replay, args, t0: int) -> int:
 
 
 def _publish(replay, args) -> int:
+    """Forward the replay's events as producers would: one link per recorded producer session, and
+    (like a live publisher) the session's metadata repeated every METADATA_PERIOD_S for late joiners."""
     transport = open_zenoh(args)
     subs = [replay.subscribe(cid) for cid in replay.collections]
     links = {}
+    metadata = {}  # session key -> [payload, next sequence, last publication (monotonic s)]
     sent = 0
     try:
         while not replay.finished:
@@ -91,7 +96,10 @@ def _publish(replay, args) -> int:
                 for ev in sub.drain():
                     moved = True
                     if type(ev) is Message:
-                        links[(ev.collection_id, ev.producer_session)].publish(ev.stream, ev.payload, ev.sequence)
+                        key = (ev.collection_id, ev.producer_session)
+                        links[key].publish(ev.stream, ev.payload, ev.sequence)
+                        if ev.stream is Stream.METADATA:
+                            metadata[key] = [ev.payload, ev.sequence + 1, time.monotonic()]
                         sent += 1
                     elif isinstance(ev, LivelinessChange):
                         key = (ev.collection_id, ev.producer_session)
@@ -99,11 +107,18 @@ def _publish(replay, args) -> int:
                             links[key] = transport.open_producer(ev.collection_id, ev.producer_session)
                         elif key in links:
                             links.pop(key).close()
+                            metadata.pop(key, None)
+            now = time.monotonic()
+            for key, m in metadata.items():
+                if now - m[2] >= METADATA_PERIOD_S:
+                    links[key].publish(Stream.METADATA, m[0], m[1])
+                    m[1] += 1
+                    m[2] = now
             if not moved:
                 time.sleep(0.001)
     finally:
         for link in links.values():
             link.close()
         transport.close()
-        print(f"published {sent} messages", file=sys.stderr)
+        print(f"published {sent} recorded messages", file=sys.stderr)
     return 0
