@@ -139,6 +139,7 @@ def _publish(args, device, emu, faults) -> int:
                 "axis_mapping": config.axis_mapping.describe(),
                 "layout_sources": ",".join(f"{k}={v}" for k, v in producer.layout_sources.items())})
             recorder.add_collection(transport, config.collection)
+            producer.publisher.publish_metadata()  # the first one went out before the recorder listened
             recorder.poll()
             resultant_log = ResultantLog(Path(args.record).with_suffix(".resultants.csv"))
             producer.on_tick = resultant_log
