@@ -119,6 +119,10 @@ class McapReplay:
 
     def _truncation_text(self) -> str:
         t, chunks = self._scan.truncation, self._scan.chunks
+        if self._scan.has_summary:  # the cut lies after the data section
+            return (f"{self.path} is damaged ({t.reason}): only its index/summary section is lost "
+                    f"({t.bytes_lost} bytes); all {len(chunks)} chunks of data are intact and replayed. "
+                    "`wuji-tactile recover` writes a clean copy.")
         kept_until = max((c.end_ns for c in chunks), default=None)
         kept = (f"replaying its {len(chunks)} complete chunks (log time up to {kept_until} ns)" if chunks
                 else "no complete chunk survived")
