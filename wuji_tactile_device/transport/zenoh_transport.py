@@ -4,8 +4,10 @@ Keys: force records on `<collection_id>` (e.g. `tactile/right`), metadata record
 `<collection_id>/metadata`. Every sample carries a 16-byte attachment, little-endian
 `u64 producer_session, u64 sequence` (`ATTACHMENT`). Producer liveliness is a Zenoh liveliness
 token `<collection_id>/@tactile_producer/<session as 16 hex digits>`; the `@` chunk is verbatim,
-so no data wildcard (`tactile/**`) ever matches it. Subscribers declare a liveliness subscriber
-with history, so a late subscriber learns about producers already running.
+so no data wildcard (`tactile/**`) ever matches it. A subscription declares one sample subscriber
+on `<collection_id>/**` (keeps metadata and data in send order; samples of nested collections are
+skipped) and a liveliness subscriber with history, so a late subscriber learns about producers
+already running.
 
 Default network configuration (no `config` given) — loopback only, never all interfaces:
 - peer mode, multicast scouting off;

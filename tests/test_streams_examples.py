@@ -1,0 +1,74 @@
+"""The README's two-terminal example (synthetic feeder → tracker consumer) and `wuji-tactile echo`,
+run for real across processes on a free loopback port."""
+from __future__ import annotations
+
+import argparse
+import re
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from wuji_tactile_device.cli import cmd_echo
+
+ROOT = Path(__file__).resolve().parents[1]
+FEEDER = ROOT / "examples" / "tactile" / "synthetic_feeder.py"
+CONSUMER = ROOT / "examples" / "tactile" / "tracker_consumer.py"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def feeder():
+    """The feeder, listening on a free loopback port, publishing tactile/right at 100 Hz."""
+    endpoint = f"tcp/127.0.0.1:{free_port()}"
+    proc = subprocess.Popen([sys.executable, str(FEEDER), "--zenoh-listen", endpoint, "--duration", "20"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    yield endpoint, proc
+    if proc.poll() is None:
+        proc.terminate()
+    proc.communicate(timeout=10)
+
+
+def test_feeder_and_consumer_two_processes(feeder):
+    endpoint, proc = feeder
+    out = subprocess.run([sys.executable, str(CONSUMER), "--zenoh", endpoint, "--count", "150", "--every", "1"],
+                         capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == ("metadata adopted: 180 taxels on 5 segments "
+                        "(THUMB_DISTAL, INDEX_DISTAL, MIDDLE_DISTAL, RING_DISTAL, LITTLE_DISTAL)")
+    frames = [re.match(r"seq +(\d+) +latency +([\d.]+) ms +press \[N\]: (.*)", l) for l in lines[1:]]
+    assert len(frames) == 150 and all(frames)
+    seqs = [int(m.group(1)) for m in frames]
+    assert seqs == list(range(seqs[0], seqs[0] + 150))  # every frame, in order, none lost
+    for m in frames:  # the feeder presses each pad with 1..3 N in total (fz < 0 = pressing)
+        press = [float(v) for v in re.findall(r"[a-z]+ +([-\d.]+)", m.group(3))]
+        assert len(press) == 5 and all(0.99 <= p <= 3.01 for p in press)
+    assert "150 delivered" in out.stderr and "0 rejected" in out.stderr
+    proc.terminate()
+    _, err = proc.communicate(timeout=10)
+    assert "made-up geometry and forces to exercise the transport" in err
+
+
+def test_echo_shows_layout_frames_and_counters(feeder, capsys):
+    endpoint, _ = feeder
+    parser = argparse.ArgumentParser()
+    cmd_echo.register(parser.add_subparsers())
+    args = parser.parse_args(["echo", "--zenoh", endpoint, "--count", "5", "--rate", "20", "--plain",
+                              "--duration", "15"])
+    assert args.run(args) == 0
+    text = capsys.readouterr().out
+    assert "tactile/right: 180 taxels on 5 segments" in text
+    last = text.strip().splitlines()[-3:]
+    assert re.match(r"  seq \d+  session [0-9a-f]{16}  age [\d.]+ ms  peak \|F\| [\d.]+ N at taxel \d+", last[0])
+    press = [float(v) for v in re.findall(r"[a-z]+ ([-+\d.]+)", last[1].split(":", 1)[1])]
+    assert len(press) == 5 and all(0.99 <= p <= 3.01 for p in press)
+    delivered = int(re.search(r"delivered (\d+)", last[2]).group(1))
+    assert delivered >= 5 and "rejected 0" in last[2]

@@ -1,0 +1,123 @@
+"""`wuji-tactile echo`: a live terminal view of tactile collections (Zenoh, or an MCAP file).
+
+One TactileTracker per collection, exactly as an application would use it: metadata first, then
+frames. The view shows, per collection, the adopted layout, the newest frame (sequence, age,
+per-segment pressing force and peak taxel force) and the tracker's counters. Metadata problems
+(mismatch, invalid) are shown, not fatal: the tracker keeps its adopted layout and the view keeps
+running; faulty force frames are counted as rejected (error_policy="drop").
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import numpy as np
+
+from ..errors import TactileError
+from .cmd_record import add_zenoh_arguments, open_zenoh
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "echo", help="live terminal view of tactile collections (Zenoh or an MCAP file)",
+        description="Subscribe to one or more collections with TactileTracker and show the newest frame "
+                    "and the counters, refreshed --rate times per second (on a terminal the view redraws "
+                    "in place; otherwise, or with --plain, one line per collection and refresh). "
+                    "With --file, read an MCAP recording in real time instead of Zenoh.")
+    p.add_argument("--collection", "-c", action="append", metavar="ID",
+                   help="collection id, e.g. tactile/right (repeatable; default tactile/right)")
+    p.add_argument("--file", metavar="FILE.mcap", help="echo a recording (real time) instead of Zenoh")
+    p.add_argument("--rate", type=float, default=10.0, metavar="HZ", help="view refresh rate (default 10)")
+    p.add_argument("--duration", type=float, metavar="S", help="stop after S seconds (default: until Ctrl-C)")
+    p.add_argument("--count", type=int, metavar="N", help="stop once every collection delivered N frames")
+    p.add_argument("--plain", action="store_true", help="print lines instead of redrawing the terminal")
+    add_zenoh_arguments(p)
+    p.set_defaults(run=run)
+
+
+class _View:
+    """What echo knows about one collection."""
+
+    def __init__(self, tracker) -> None:
+        self.tracker = tracker
+        self.error = ""
+        self.segment_of_taxel: np.ndarray | None = None
+        self.names: list[str] = []
+
+    def update(self) -> None:
+        try:
+            self.tracker.update()
+        except TactileError as exc:  # metadata mismatch / invalid: shown, tracker keeps its layout
+            self.error = str(exc)
+        md = self.tracker.get_metadata()
+        if md is not None and self.segment_of_taxel is None:
+            self.names = [j.name.removesuffix("_DISTAL").lower() if hasattr(j, "name") else str(j)
+                          for j in md.joint_ids]
+            primary = md.segment_weights.argmax(axis=1)
+            self.segment_of_taxel = md.segment_indices[np.arange(md.num_taxels), primary]
+
+    def lines(self) -> list[str]:
+        tr = self.tracker
+        c = tr.counters
+        md = tr.get_metadata()
+        out = [f"{tr.collection_id}: " + (f"{md.num_taxels} taxels on {md.num_segments} segments"
+                                          if md is not None else "waiting for metadata")]
+        frame = tr.get_data()
+        if frame is not None:
+            age_ms = (time.monotonic_ns() - frame.timestamp.available_time_local_common_clock) / 1e6
+            press = np.bincount(self.segment_of_taxel, weights=-frame.forces[:, 2].astype(np.float64),
+                                minlength=len(self.names))
+            peak = np.linalg.norm(frame.forces, axis=1)
+            k = int(peak.argmax())
+            out.append(f"  seq {frame.sequence}  session {frame.producer_session:016x}  age {age_ms:.1f} ms  "
+                       f"peak |F| {peak[k]:.3f} N at taxel {k}")
+            out.append("  press [N] (-fz summed per segment): " +
+                       "  ".join(f"{n} {p:+.3f}" for n, p in zip(self.names, press)))
+        out.append(f"  received {c.received}  delivered {c.delivered}  dropped before metadata "
+                   f"{c.dropped_before_confirmation}  rejected {c.rejected}  gaps {c.sequence_gaps} "
+                   f"(missing {c.frames_missing})  overflow {c.overflowed}")
+        if self.error:
+            out.append(f"  error: {self.error}")
+        return out
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..tracker import TactileTracker
+
+    collections = args.collection or ["tactile/right"]
+    if args.rate <= 0:
+        raise TactileError(f"--rate must be > 0, got {args.rate}")
+    if args.file:
+        from ..recording import McapReplay
+
+        source = McapReplay(args.file, speed=1.0, collections=collections)
+    else:
+        source = open_zenoh(args)
+    redraw = sys.stdout.isatty() and not args.plain
+    views = [_View(TactileTracker(cid, source, error_policy="drop")) for cid in collections]
+    start = time.monotonic()
+    try:
+        while True:
+            frame_deadline = time.monotonic() + 1.0 / args.rate
+            while time.monotonic() < frame_deadline:
+                for v in views:
+                    v.update()
+                time.sleep(0.002)
+            text = [line for v in views for line in v.lines()]
+            if redraw:
+                sys.stdout.write("\x1b[H\x1b[J" + "\n".join(text) + "\n")
+            else:
+                sys.stdout.write("\n".join(text) + "\n")
+            sys.stdout.flush()
+            if args.duration is not None and time.monotonic() - start >= args.duration:
+                break
+            if args.count is not None and all(v.tracker.counters.delivered >= args.count for v in views):
+                break
+            if args.file and source.finished:
+                break
+    finally:
+        for v in views:
+            v.tracker.close()
+        source.close()
+    return 0
