@@ -163,3 +163,26 @@ def test_zero_calibration_refused_when_a_finger_is_offline():
     # and the SDK-level call itself fails fast on the offline finger
     with pytest.raises((EmulatedNodeOfflineError,) + ((sdk.NodeOfflineError,) if sdk else ())):
         emu.calibrate_fingertip()
+
+
+@needs_sdk
+def test_sdk_stream_failure_becomes_a_producer_error_naming_the_finger():
+    emu = EmulatedHand2("right")
+    dev = SdkFingertipDevice(emu)
+    dev.open_streams()
+
+    def broken_recv():
+        raise sdk.WujiException("Disconnected: device disconnected")
+
+    dev._subs["middle"].recv = broken_recv
+    with pytest.raises(ProducerError, match=r"^middle: fingertip data stream failed \(device disconnected\?\): Disconnected") as info:
+        dev.poll()
+    assert isinstance(info.value.__cause__, sdk.WujiException)
+
+
+def test_per_index_form_returning_an_accessor_is_unwrapped():
+    emu = EmulatedHand2("right", accessors="indexed")
+    direct = emu.get_fingertip_info
+    emu.get_fingertip_info = lambda i: type("Accessor", (), {"get": lambda self: direct(i)})()
+    info = SdkFingertipDevice(emu).fingertip_info("ring")
+    assert info.digest == emu.pad("ring").digest and '"point_count":34' in info.format

@@ -143,9 +143,10 @@ def _publish(args, device, emu, faults) -> int:
             recorder.poll()
             resultant_log = ResultantLog(Path(args.record).with_suffix(".resultants.csv"))
             producer.on_tick = resultant_log
-        bar.write(f"hw: publishing {config.collection}: {producer.num_taxels} taxels at {producer.rate_hz:g} Hz from "
-                  f"{'the emulated hand' if emu else device.serial_number}; layout "
-                  f"{', '.join(f'{k}: {v}' for k, v in producer.layout_sources.items())}")
+        source = "the emulated hand" if emu else f"hand {device.serial_number}"
+        layout = ", ".join(f"{k}: {v}" for k, v in producer.layout_sources.items())
+        bar.write(f"hw: publishing {config.collection}: {producer.num_taxels} taxels at {producer.rate_hz:g} Hz "
+                  f"from {source}; layout {layout}; axes: {config.axis_mapping.describe()}", file=sys.stderr)
         try:
             if emu is not None:
                 _drive_emulator(args, emu, producer, recorder, bar, faults)
@@ -162,7 +163,9 @@ def _publish(args, device, emu, faults) -> int:
             if resultant_log is not None:
                 resultant_log.close()
             if producer is not None:
-                producer.close()
+                producer.close()  # closes the device too
+            else:
+                device.close()
             transport.close()
         finally:
             signal.signal(signal.SIGINT, previous_int)
@@ -184,7 +187,7 @@ class _BarHandler(logging.Handler):
         self.bar = bar
 
     def emit(self, record: logging.LogRecord) -> None:
-        self.bar.write(f"hw: {record.getMessage()}")
+        self.bar.write(f"hw: {record.getMessage()}", file=sys.stderr)
 
 
 def _log_through(bar) -> None:

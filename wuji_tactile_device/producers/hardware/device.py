@@ -48,6 +48,12 @@ def offline_error_types() -> tuple[type[BaseException], ...]:
     return (EmulatedNodeOfflineError,) + ((sdk.NodeOfflineError,) if sdk is not None else ())
 
 
+def sdk_error_types() -> tuple[type[BaseException], ...]:
+    """The SDK's failure base class (disconnects, timeouts, closed streams), if installed."""
+    sdk = sdk_module()
+    return (sdk.WujiException,) if sdk is not None else ()
+
+
 class FingertipInfo(NamedTuple):
     """One finger's `FingertipSensorInfo`, copied out of the SDK object."""
 
@@ -104,6 +110,7 @@ class SdkFingertipDevice:
         self._subs: dict[str, Any] = {}
         self._max = max_frames_per_poll
         self._offline_types = offline_error_types()
+        self._sdk_errors = sdk_error_types()
         self.serial_number = str(getattr(hand, "serial_number", "") or "")
         has_named = all(hasattr(hand, f"fingertip_{f}_info") for f in FINGERS)
         if not has_named and not hasattr(hand, "get_fingertip_info"):
@@ -128,8 +135,12 @@ class SdkFingertipDevice:
                 info = getattr(self._hand, f"fingertip_{finger}_info")().get()
             else:
                 info = self._hand.get_fingertip_info(FINGERS.index(finger))
+                if not hasattr(info, "format") and hasattr(info, "get"):
+                    info = info.get()  # examples differ on whether the per-index form needs .get()
         except self._offline_types as exc:
             raise self._offline(finger, "info", exc) from exc
+        except self._sdk_errors as exc:
+            raise ProducerError(f"{finger}: reading the fingertip sensor info failed: {exc}") from exc
         return FingertipInfo(finger, int(info.digest), str(info.model), int(info.device_type),
                              float(info.rate_hz), str(info.format))
 
@@ -139,10 +150,15 @@ class SdkFingertipDevice:
             st = getattr(self._hand, f"fingertip_{finger}_status")().get()
         except self._offline_types as exc:
             raise self._offline(finger, "status", exc) from exc
+        except self._sdk_errors as exc:
+            raise ProducerError(f"{finger}: reading the fingertip status failed: {exc}") from exc
         return FingertipStatus(int(st.model), int(st.state))
 
     def fingertip_online(self) -> list[bool]:
-        flags = [bool(x) for x in self._hand.fingertip_online()]
+        try:
+            flags = [bool(x) for x in self._hand.fingertip_online()]
+        except self._sdk_errors as exc:
+            raise ProducerError(f"reading the fingertip online flags failed: {exc}") from exc
         if len(flags) != len(FINGERS):
             raise ProducerError(f"fingertip_online() returned {len(flags)} flags, expected {len(FINGERS)}")
         return flags
@@ -151,14 +167,20 @@ class SdkFingertipDevice:
         """Subscribe to the five data streams (idempotent)."""
         for f in FINGERS:
             if f not in self._subs:
-                self._subs[f] = getattr(self._hand, f"fingertip_{f}_data")().subscribe()
+                try:
+                    self._subs[f] = getattr(self._hand, f"fingertip_{f}_data")().subscribe()
+                except self._sdk_errors as exc:
+                    raise ProducerError(f"{f}: subscribing to the fingertip data stream failed: {exc}") from exc
 
     def poll(self) -> list[FingertipFrame]:
         """Everything that arrived since the last call (non-blocking), finger by finger."""
         out: list[FingertipFrame] = []
         for f, sub in self._subs.items():
             for _ in range(self._max):
-                msg = sub.recv()
+                try:
+                    msg = sub.recv()
+                except self._sdk_errors as exc:
+                    raise ProducerError(f"{f}: fingertip data stream failed (device disconnected?): {exc}") from exc
                 if msg is None:
                     break
                 h = msg.header
@@ -171,6 +193,8 @@ class SdkFingertipDevice:
             self._hand.calibrate_fingertip()
         except self._offline_types as exc:
             raise FingerOfflineError((), f"zero calibration refused: a fingertip module does not answer: {exc}") from exc
+        except self._sdk_errors as exc:
+            raise ProducerError(f"zero calibration command failed: {exc}") from exc
 
     def close(self) -> None:
         subs, self._subs = self._subs, {}

@@ -1,0 +1,70 @@
+"""`wuji-tactile hw` argument handling that needs no hardware: zero calibration on the emulated
+hand, fault specifications, and refusals. (Connecting to a real hand is not exercised: the SDK
+would scan the network.)"""
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from wuji_tactile_device.cli import cmd_hw
+from wuji_tactile_device.errors import ProducerError
+
+
+def hw(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers(dest="command", required=True)
+    cmd_hw.register(sub)
+    args = parser.parse_args(["hw", *argv])
+    return args.run(args)
+
+
+def test_zero_calibration_on_the_emulated_hand(capsys):
+    assert hw(["--emulate", "--calibrate-zero", "--yes"]) == 0
+    err = capsys.readouterr().err
+    assert "ALL five fingertip pads must be unloaded" in err
+    assert "zero calibration done: thumb" in err and "pinky" in err
+
+
+def test_zero_calibration_needs_confirmation_when_not_interactive(monkeypatch):
+    monkeypatch.setattr("sys.stdin.isatty", lambda: False)
+    with pytest.raises(ProducerError, match="needs confirmation that the pads are unloaded: pass --yes"):
+        hw(["--emulate", "--calibrate-zero"])
+
+
+@pytest.mark.parametrize("spec,message", [
+    ("offline:ring", "expected KIND:FINGER@T0"),
+    ("melt:ring@1", "unknown kind 'melt'"),
+    ("offline:little@1", "name a finger: thumb, index"),
+    ("jump:ring@1", "jump takes no finger"),
+    ("offline@1", "name a finger"),
+])
+def test_bad_fault_specifications_are_refused(spec, message):
+    with pytest.raises(ProducerError, match=message):
+        hw(["--emulate", "--fast", "--fault", spec])
+
+
+def test_faults_need_the_emulator():
+    with pytest.raises(ProducerError, match="--fault needs --emulate"):
+        hw(["--sn", "WUJIK0001", "--fault", "offline:ring@1"])
+
+
+def test_normalized_emulation_without_full_scale_is_refused_naming_the_flag():
+    with pytest.raises(ProducerError, match=r"no full-scale calibration file given \(--full-scale FILE\)"):
+        hw(["--emulate", "--fast", "--firmware", "normalized", "--duration", "0.1"])
+
+
+def test_older_firmware_without_placement_needs_layout_choice(capsys):
+    with pytest.raises(ProducerError, match="--layout sim uses the simulation's pad layout"):
+        hw(["--emulate", "--fast", "--no-placement", "--duration", "0.1"])
+    assert hw(["--emulate", "--fast", "--no-placement", "--layout", "sim", "--duration", "0.2"]) == 0
+    err = capsys.readouterr().err
+    assert "layout thumb: simulation layout" in err and "published 20 frames" in err
+
+
+def test_stall_and_clock_jump_faults_are_reported_and_counted(capsys):
+    assert hw(["--emulate", "--fast", "--duration", "1.0", "--fault", "stall:thumb@0.2-0.4", "--fault", "jump@0.6",
+               "--fault", "revise:pinky@0.7", "--fault", "duplicate:index@0.8"]) == 0
+    err = capsys.readouterr().err
+    assert "thumb (stalled: no frames)" in err and "pinky: sensor info revised" in err
+    assert "clock jumps 1; info revisions 1" in err and "duplicate 1" in err
