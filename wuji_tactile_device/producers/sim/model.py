@@ -84,7 +84,10 @@ def build_hand_spec(side: str, *, mount_pos=(0.0, 0.0, 0.3), mount_quat_wxyz=(1.
     spec.option.noslip_iterations = 0
 
     mount = spec.worldbody.add_body(name="hand_mount", pos=list(mount_pos), quat=_wxyz(mount_quat_wxyz))
-    mount.add_joint(name=LIFT_JOINT, type=mujoco.mjtJoint.mjJNT_SLIDE, axis=[0, 0, 1],
+    R_mount = np.zeros(9)
+    mujoco.mju_quat2Mat(R_mount, np.asarray(mount_quat_wxyz, dtype=np.float64) / np.linalg.norm(mount_quat_wxyz))
+    up_local = R_mount.reshape(3, 3).T @ np.array([0.0, 0.0, 1.0])  # world vertical in the mount frame
+    mount.add_joint(name=LIFT_JOINT, type=mujoco.mjtJoint.mjJNT_SLIDE, axis=list(up_local),
                     range=list(lift_range), damping=5.0, armature=0.1)
     mount.add_geom(type=mujoco.mjtGeom.mjGEOM_SPHERE, size=[0.01, 0, 0], mass=0.5,
                    contype=0, conaffinity=0, group=3, rgba=[0.5, 0.5, 0.5, 0.3])

@@ -255,13 +255,13 @@ class LiftScenario(Scenario):
     PRE_S, GRIP_START, GRIP_END, LIFT_START, LIFT_END = 1.5, 3.0, 4.0, 4.5, 6.5
     HOLD_CHECK_START = 7.0
     LIFT_HEIGHT = 0.080
-    GRIP = 0.6      # [N] pad resultant target while gripping
+    GRIP = 0.8      # [N] pad resultant target while gripping
     GAP = 0.0015
 
     def pregrasp(self) -> np.ndarray:
         q = np.zeros(NUM_JOINTS)
-        q[:4] = (1.25, -0.21, 0.04, -0.95)
-        q[4:8] = (0.54, 0.0, 0.6, 0.36)
+        q[:4] = (1.241, -0.109, -0.082, -0.997)
+        q[4:8] = (0.54, -0.2, 0.6, 0.36)
         return q
 
     def build(self, side: str, seed: int) -> HandSimulation:
@@ -271,21 +271,26 @@ class LiftScenario(Scenario):
         pads = _pad_points(side, self.q_pre)
         ci, ni, _ = pads["index"]
         ct, nt, _ = pads["thumb"]
-        # World "up" in wrist coordinates: perpendicular to the pinch axis, toward the forearm.
-        up = np.array([0.0, 0.0, 1.0]) - ni[2] * ni
-        up /= np.linalg.norm(up)
-        R = np.stack([ni, np.cross(up, ni), up])           # rows: world axes in wrist coords
+        # Block faces normal to the bisector of the two (opposed) pad normals; world "up"
+        # perpendicular to both normals (neither pad's grip pushes vertically), forearm side.
+        axis = (ni - nt) / np.linalg.norm(ni - nt)
+        up = np.cross(ni, nt)
+        up *= np.sign(up[2]) / np.linalg.norm(up)
+        R = np.stack([axis, np.cross(up, axis), up])        # rows: world axes in wrist coords
         qm = np.zeros(4)
         mujoco.mju_mat2Quat(qm, np.ascontiguousarray(R).ravel())
         mount = np.array([0.0, 0.0, 0.25])
         spec = build_hand_spec(side, mount_pos=mount, mount_quat_wxyz=qm)
-        thickness = float((ct - ci) @ ni) - 2 * self.GAP
-        centre_w = mount + R @ (ci + ni * (self.GAP + thickness / 2)) + rng.uniform(-2e-4, 2e-4, 3)
+        ri, rt = pad_layouts(side)[1].geometry.radius, pad_layouts(side)[0].geometry.radius
+        touch_i = ci - ri * ni + ri * axis                  # capsule points whose normal is ±axis
+        touch_t = ct - rt * nt - rt * axis
+        thickness = float((touch_t - touch_i) @ axis) - 2 * self.GAP
+        centre_w = mount + R @ (0.5 * (touch_i + touch_t)) + rng.uniform(-2e-4, 2e-4, 3)
         half = (thickness / 2, 0.008, 0.012)
         block = spec.worldbody.add_body(name="lift_block", pos=list(centre_w))
         block.add_freejoint(name="lift_block_free")
         block.add_geom(name="lift_block_geom", type=mujoco.mjtGeom.mjGEOM_BOX, size=list(half), mass=BLOCK_MASS,
-                       friction=[1.0, 0.005, 0.0001], condim=4, rgba=[0.2, 0.5, 0.9, 1])
+                       friction=[1.0, 0.02, 0.0001], condim=6, rgba=[0.2, 0.5, 0.9, 1])
         ped_half = (0.007, 0.007, 0.03)
         pedestal = spec.worldbody.add_body(name="pedestal", pos=[centre_w[0], centre_w[1], centre_w[2] - half[2] - ped_half[2]])
         pedestal.add_geom(name="pedestal_geom", type=mujoco.mjtGeom.mjGEOM_BOX, size=list(ped_half),
