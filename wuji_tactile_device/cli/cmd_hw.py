@@ -152,6 +152,9 @@ def _publish(args, device, emu, faults) -> int:
                 _drive_emulator(args, emu, producer, recorder, bar, faults)
             else:
                 _drive_device(args, producer, recorder, bar)
+            if recorder is not None:  # a network transport delivers asynchronously: take the tail
+                time.sleep(0.1)
+                recorder.poll()
         except KeyboardInterrupt:
             pass
     finally:
