@@ -499,3 +499,45 @@ def test_update_with_timeout_wakes_on_arrival(bus, md):
     assert tracker.update(timeout_s=5.0) == 1
     assert 0.04 <= time.monotonic() - t0 < 2.0
     sender.join()
+
+
+class ScriptedSource:
+    """A source whose subscription returns events the test appends (to order them at will, as a
+    network may: liveliness and samples travel separate paths)."""
+
+    def __init__(self):
+        self.events = []
+
+    def subscribe(self, collection_id, *, queue_limit=10_000):
+        source = self
+
+        class _Sub:
+            overflowed = 0
+
+            def drain(self, max_events=None):
+                out, source.events[:] = list(source.events), []
+                return out
+
+            def close(self):
+                pass
+
+        return _Sub()
+
+
+def test_frames_in_flight_after_liveliness_loss_are_delivered_regain_withholds(md):
+    src = ScriptedSource()
+    tracker = TactileTracker(CID, src)
+
+    def msg(stream, payload, seq, session=8):
+        return Message(CID, stream, payload, session, seq, 0)
+
+    src.events += [LivelinessChange(CID, 8, True), msg(Stream.METADATA, metadata_bytes(md), 0),
+                   msg(Stream.DATA, data_bytes(0, md.num_taxels), 0),
+                   LivelinessChange(CID, 8, False),  # overtook the session's last frame
+                   msg(Stream.DATA, data_bytes(1, md.num_taxels), 1)]
+    assert tracker.update() == 2 and tracker.counters.liveliness_lost == 1
+    src.events += [LivelinessChange(CID, 8, True), msg(Stream.DATA, data_bytes(2, md.num_taxels), 2)]
+    assert tracker.update() == 0 and tracker.counters.dropped_before_confirmation == 1
+    src.events += [msg(Stream.METADATA, metadata_bytes(md), 1), msg(Stream.DATA, data_bytes(3, md.num_taxels), 3)]
+    assert tracker.update() == 1 and tracker.get_data().sequence == 3
+    assert tracker.counters.metadata_confirmations == 2

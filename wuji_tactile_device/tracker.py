@@ -9,8 +9,9 @@ Rules (DESIGN "Tracker semantics"):
 - later metadata that differs → `MetadataMismatchError`, invalid metadata →
   `MetadataValidationError`, both raised from `update()`; the adopted layout is kept and that
   session's data stays withheld;
-- a producer restart (liveliness lost, or a new producer session id) withholds data again until
-  the producer's metadata is confirmed;
+- a producer restart (liveliness lost and regained, or a new producer session id) withholds data
+  again until the producer's metadata is confirmed; frames of a lost session still in flight
+  (liveliness can overtake the last samples) are delivered, they were sent under its confirmed layout;
 - a data record larger than `max_flatbuffer_size`, a metadata record larger than
   `TRACKER_METADATA_MAX_SIZE`, a malformed buffer, a wrong taxel count or non-finite forces →
   typed error from `update()` (`error_policy="raise"`), or with `error_policy="drop"` a counted
@@ -141,7 +142,7 @@ class TactileTracker:
         confirmed, replayed now) and `observer.on_data` for every frame delivered from now on."""
         self._observers.append(observer)
         for session in self._sessions.values():
-            if session.confirmed and session.confirmation is not None:
+            if session.confirmed and session.alive and session.confirmation is not None:
                 observer.on_metadata(self.collection_id, *session.confirmation)
 
     def remove_observer(self, observer: TrackerObserver) -> None:
@@ -239,15 +240,18 @@ class TactileTracker:
         if change.alive:
             if session is None:
                 self._session(change.producer_session)
-            elif not session.alive:
-                session.alive = True  # regained: must confirm its metadata again (reset on loss)
+            elif not session.alive:  # regained: a restart, its metadata must be confirmed again
+                session.alive = True
+                session.confirmed = False
+                session.confirmation = None
+                session.metadata_payload = b""
+                session.last_sequence = -1
         elif session is not None and session.alive:
+            # Lost. Frames of this session still in flight (transports deliver liveliness on
+            # another path than samples, so the loss can overtake the last frames) were produced
+            # under the confirmed layout and are still delivered; a regain withholds again.
             session.alive = False
             self.counters.liveliness_lost += 1
-            session.confirmed = False
-            session.confirmation = None
-            session.metadata_payload = b""
-            session.last_sequence = -1
 
     def _on_metadata(self, message: Message) -> None:
         self.counters.metadata_received += 1

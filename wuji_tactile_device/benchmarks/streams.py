@@ -66,7 +66,7 @@ def _producer(connect: str, rate_s: float, rounds: int, burst: int) -> None:
 
     from ..messages import DeviceDataTimestamp, encode_tactile_record
     from ..publisher import TactilePublisher
-    from ..transport.zenoh_transport import ZenohTransport
+    from ..transport.zenoh_transport import PUBLISHER_QOS, ZenohTransport
 
     transport = ZenohTransport(connect=[connect])
     session = transport.session
@@ -82,7 +82,7 @@ def _producer(connect: str, rate_s: float, rounds: int, burst: int) -> None:
     pack = struct.Struct(_BARE_INFO).pack
     payload = encode_tactile_record(_forces(0), DeviceDataTimestamp(0, 0, 0))  # the bytes bare Zenoh sends
     rate_pubs = [TactilePublisher(f"bench/rate/{h}", md, transport) for h in HANDS]
-    bare = [session.declare_publisher(f"bench/rate_bare/{h}", express=True) for h in HANDS]
+    bare = [session.declare_publisher(f"bench/rate_bare/{h}", **PUBLISHER_QOS) for h in HANDS]  # same QoS
     frames = [_forces(i) for i in range(16)]
     time.sleep(0.2)
     # Rate phase: every 10 ms one frame per hand through the publisher and one bare put per hand.
@@ -101,7 +101,7 @@ def _producer(connect: str, rate_s: float, rounds: int, burst: int) -> None:
     time.sleep(0.3)
     # Burst phase: rounds alternate tracker and bare, each `burst` frames as fast as possible.
     burst_pub = TactilePublisher("bench/burst/right", md, transport, metadata_period_s=3600)
-    burst_bare = session.declare_publisher("bench/burst_bare/right", express=True)
+    burst_bare = session.declare_publisher("bench/burst_bare/right", **PUBLISHER_QOS)
     time.sleep(0.2)
     sent = {"tracker": [], "bare": []}
     for r in range(rounds):
