@@ -235,6 +235,8 @@ class PressScenario(Scenario):
     def checks(self) -> list[Check]:
         t, mag, target = np.array(self.t), np.array(self.mag), np.array(self.target)
         hold = (t >= self.RAMP_END) & (t <= self.HOLD_END)
+        if not hold.any():  # run stopped before the hold: nothing to check, so every check fails
+            mag, target, hold = np.zeros((1, 5)), np.full(1, np.inf), np.ones(1, dtype=bool)
         in_contact = int(np.sum(np.all(mag[hold] > 0, axis=0)))
         err = float(np.max(np.abs(mag[hold] - target[hold, None])))
         return [
