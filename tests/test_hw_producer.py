@@ -277,3 +277,16 @@ def test_device_without_placement_needs_an_explicit_layout():
     emu = EmulatedHand2("right", mounting=False, positions=True)
     with pytest.raises(ProducerError, match=r"^thumb: the device format declares no point_rpy/base_xyz/base_rpy"):
         rig(emulator=emu)
+
+
+def test_backward_clock_jump_with_a_finger_missing_that_tick_does_not_stall_the_others():
+    emu, producer, tracker = rig(stale_after_s=0.03)
+    tick(emu, producer, tracker, forces(0))
+    emu.jump_clock(-60_000_000)
+    emu.set_sending("ring", False)  # ring's post-jump frame is late: only four fingers in this poll
+    assert tick(emu, producer, tracker, forces(1)) == 0
+    emu.set_sending("ring", True)
+    f = forces(2)
+    assert tick(emu, producer, tracker, f) == 1
+    assert producer.unavailable_fingers == () and producer.counters()["clock_jumps"] == 1
+    assert np.abs(tracker.get_data().forces - f).max() <= 0.0005 + 1e-5

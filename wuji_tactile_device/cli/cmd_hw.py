@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..errors import ProducerError, TactileError
+from ..errors import ProducerError
 from .cmd_record import add_zenoh_arguments, open_zenoh
 
 FAULT_KINDS = ("offline", "stall", "truncated", "oversized", "duplicate", "revise", "jump")

@@ -26,7 +26,6 @@ from typing import Any, Callable, Iterator, NamedTuple
 
 import numpy as np
 
-from ...geometry import rpy_to_matrix
 from ..wuji_hand2 import FINGERS
 from .device import MODEL_STANDARD, MODEL_THUMB, STATE_CALIBRATING, STATE_READY, EmulatedNodeOfflineError, sdk_module
 from .format import FIELD_TYPES, Mounting, build_format

@@ -23,8 +23,8 @@ from typing import Callable, Mapping, NamedTuple
 
 import numpy as np
 
-from ...errors import (DeviceFormatError, FingerOfflineError, LayoutChangedError, ProducerError)
-from ...metadata import TactileMetadata
+from ...errors import DeviceFormatError, FingerOfflineError, LayoutChangedError, ProducerError
+from ...geometry import rpy_to_matrix
 from ...publisher import TactilePublisher
 from ...transport.base import Transport
 from ..wuji_hand2 import FINGERS
@@ -33,7 +33,6 @@ from .calibration import SATURATION_LEVEL, load_full_scale, missing_calibration_
 from .device import FingertipDevice, FingertipFrame, FingertipInfo
 from .format import SensorFormat, parse_format
 from .layout_metadata import DEFAULT_AXIS_MAPPING, AxisMapping, hardware_metadata
-from ...geometry import rpy_to_matrix
 
 log = logging.getLogger(__name__)
 
@@ -138,7 +137,6 @@ class HardwareProducer:
         self.publisher = TactilePublisher(config.collection, self.metadata, transport,
                                           metadata_period_s=config.metadata_period_s)
         self.published = 0
-        self._started_device = False
         self.device.open_streams()
         self._grace_end_ns = time.monotonic_ns() + int(config.startup_grace_s * 1e9)
         for f in self._fingers.values():
@@ -229,13 +227,15 @@ class HardwareProducer:
             finger.last_device_us = fr.timestamp_us
             if finger.unavailable:
                 returning.add(fr.finger)
+            jumps = self.assembler.counters.clock_jumps
             self.assembler.push(fr, queue=self._accept(finger, fr) and not finger.unavailable)
+            if self.assembler.counters.clock_jumps != jumps:
+                # the device clock stepped: the others' last timestamps are from the old epoch
+                for other in self._fingers.values():
+                    if other is not finger:
+                        other.last_device_us = None
         for name in sorted(returning, key=FINGERS.index):
             self._recover(self._fingers[name])
-        if frames and not self._started_device:
-            # device-clock staleness needs every finger to have been heard once (or the grace to end)
-            self._started_device = all(s.last_device_us is not None for s in self._fingers.values()) or \
-                time.monotonic_ns() > self._grace_end_ns
         self._check_stale(time.monotonic_ns() if now_ns is None else now_ns)
         if self.unavailable_fingers:
             return 0
@@ -273,8 +273,7 @@ class HardwareProducer:
         stale_us = self._stale_ns // 1000
         gone = [s for s in self._fingers.values() if not s.unavailable and (
             now_ns - s.last_received_ns > self._stale_ns
-            or (newest is not None and (s.last_device_us is None or newest - s.last_device_us > stale_us)
-                and self._started_device))]
+            or (s.last_device_us is not None and newest - s.last_device_us > stale_us))]
         if not gone:
             return
         names = tuple(s.name for s in gone)
