@@ -100,3 +100,32 @@ def test_emulated_cli_records_an_mcap_with_the_simulations_layout(tmp_path: Path
     assert gaps.min() == 10_000_000 and gaps.max() >= 200_000_000  # the offline stretch is a gap, not stale data
     csv = out.with_suffix(".resultants.csv").read_text().splitlines()
     assert csv[0].startswith("device_time_us,finger,fx_n") and len(csv) == 1 + 5 * len(frames)
+
+
+def _replayed(path: Path):
+    tracker = TactileTracker("tactile/right", McapReplay(path))
+    frames = [fr.forces.astype(np.float64) for fr in tracker.frames()]
+    with open(path, "rb") as f:
+        summary = make_reader(f).get_summary()
+    topics = {(c.topic, summary.schemas[c.schema_id].name, summary.schemas[c.schema_id].encoding,
+               c.message_encoding) for c in summary.channels.values()}
+    return tracker.get_metadata(), np.stack(frames), topics
+
+
+def test_emulated_hardware_recording_matches_the_simulation_recording(tmp_path: Path):
+    from wuji_tactile_device.cli import main
+
+    sim_path, hw_path = tmp_path / "sim.mcap", tmp_path / "hw.mcap"
+    assert main(["sim", "--scenario", "press", "--quiet", "--record", str(sim_path)]) == 0
+    assert main(["hw", "--emulate", "--fast", "--scenario", "press", "--record", str(hw_path)]) == 0
+    sim_md, sim_frames, sim_topics = _replayed(sim_path)
+    hw_md, hw_frames, hw_topics = _replayed(hw_path)
+    assert hw_topics == sim_topics
+    assert hw_md.joint_ids == sim_md.joint_ids and hw_md.num_taxels == sim_md.num_taxels
+    np.testing.assert_array_equal(hw_md.segment_bind_poses, sim_md.segment_bind_poses)
+    np.testing.assert_array_equal(hw_md.segment_weights, sim_md.segment_weights)
+    np.testing.assert_allclose(hw_md.taxel_bind_poses[:, :3], sim_md.taxel_bind_poses[:, :3], atol=1e-7)
+    assert hw_frames.shape == sim_frames.shape == (make_scenario("press").num_frames, 176, 3)
+    assert np.abs(sim_frames).max() > 0.5
+    step = EmulatedHand2("right").quantisation_step()
+    assert np.all(np.abs(hw_frames - sim_frames) <= step + 1e-6 * np.abs(sim_frames) + 1e-9)

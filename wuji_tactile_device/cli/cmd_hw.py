@@ -43,6 +43,9 @@ def register(subparsers) -> None:
     emu.add_argument("--no-placement", action="store_true",
                      help="emulate older firmware whose format has no positions / mounting pose keys")
     emu.add_argument("--fast", action="store_true", help="run as fast as possible instead of real time")
+    emu.add_argument("--seed", type=int, default=0, help="simulation seed (same as `wuji-tactile sim --seed`)")
+    emu.add_argument("--joints", metavar="FILE", help="playback scenario: joint angle file (see `wuji-tactile sim`)")
+    emu.add_argument("--rate", type=float, default=100.0, help="playback scenario: rows per second (default 100)")
     emu.add_argument("--fault", action="append", default=[], metavar="KIND:FINGER@T0[-T1]",
                      help=f"inject a fault at scenario time T0 [s] (until T1 for offline/stall); KIND in "
                           f"{', '.join(FAULT_KINDS)}; e.g. offline:ring@1.0-1.5, truncated:index@0.3, "
@@ -63,8 +66,9 @@ def register(subparsers) -> None:
     conv.add_argument("--stale-ms", type=float, help="silence after which a finger is unavailable (default 5 periods)")
     out = p.add_argument_group("output")
     out.add_argument("--collection", metavar="ID", help="collection id (default tactile/<hand>)")
-    out.add_argument("--publish", choices=("local", "zenoh"), default="local",
-                     help="local: in-process only (with --record); zenoh: publish on Zenoh (loopback by default)")
+    out.add_argument("--publish", choices=("inproc", "zenoh"), default="inproc",
+                     help="inproc: this process only (default; use with --record); zenoh: publish on Zenoh "
+                          "(loopback unless configured)")
     out.add_argument("--record", metavar="OUT.mcap", help="record the collection to an MCAP file "
                      "(device resultants and temperatures go to OUT.resultants.csv)")
     out.add_argument("--overwrite", action="store_true", help="replace the recording if it exists")
@@ -106,8 +110,8 @@ def _open_device(args):
 def run(args: argparse.Namespace) -> int:
     if args.calibrate_zero:
         return _calibrate(args)
-    if (args.publish == "local" or args.emulate) and not args.record and args.publish != "zenoh":
-        print("wuji-tactile hw: note: nothing leaves this process (no --record, --publish local)", file=sys.stderr)
+    if args.publish == "inproc" and not args.record and not (args.zenoh or args.zenoh_listen or args.zenoh_config):
+        print("wuji-tactile hw: note: nothing leaves this process (no --record, --publish inproc)", file=sys.stderr)
     faults = [_parse_fault(f) for f in args.fault]
     if faults and not args.emulate:
         raise ProducerError("--fault needs --emulate (faults are injected into the emulated hand)")
@@ -218,7 +222,9 @@ def _drive_emulator(args, emu, producer, recorder, bar, faults) -> None:
     period = 1.0 / emu.rate_hz
     start = time.monotonic()
     state: dict[int, str] = {}
-    for i, forces in enumerate(simulation_forces(args.hand, args.scenario, duration_s=args.duration)):
+    source = simulation_forces(args.hand, args.scenario, seed=args.seed, duration_s=args.duration,
+                               playback_file=args.joints, playback_rate=args.rate)
+    for i, forces in enumerate(source):
         t = i * period
         for k, fault in enumerate(faults):
             _apply_fault(emu, fault, t, state, k)

@@ -380,13 +380,13 @@ class EmulatedHand2:
 
 
 def simulation_forces(side: str, scenario: str = "press", *, seed: int = 0, duration_s: float | None = None,
-                      playback_file=None) -> Iterator[np.ndarray]:
+                      playback_file=None, playback_rate: float = 100.0) -> Iterator[np.ndarray]:
     """The simulation's per-tick taxel forces (176, 3) [N, taxel axes, force on the taxel] for one
     scenario run, 100 Hz of simulation time — exactly what the simulated producer publishes. Stops
     at the scenario's end or after `duration_s` of simulation time, whichever is first."""
     from ..sim.scenarios import FRAME_S, make_scenario
 
-    sc = make_scenario(scenario, playback_file=playback_file)
+    sc = make_scenario(scenario, playback_file=playback_file, playback_rate=playback_rate)
     sim = sc.build(side, seed)
     frames = sc.num_frames if duration_s is None else min(sc.num_frames, int(round(duration_s / FRAME_S)))
     for i in range(frames):
