@@ -34,13 +34,15 @@ def main() -> int:
                     continue
                 frame = tracker.get_data()
                 if tracker.counters.delivered == 1:
+                    t0 = frame.timestamp.sample_time_local_common_clock  # monotonic ns: print relative times
                     md = tracker.get_metadata()
                     print(f"metadata: {md.num_taxels} taxels on {md.num_segments} segments "
                           f"({', '.join(j.name for j in md.joint_ids)})")
-                total = frame.forces.sum(axis=0, dtype=np.float64)  # [N], summed in the taxel axes
-                print(f"seq {frame.sequence:6d}  t = {frame.timestamp.sample_time_local_common_clock / 1e9:.3f} s  "
-                      f"ΣF = ({total[0]:+.3f}, {total[1]:+.3f}, {total[2]:+.3f}) N  "
-                      f"max |F| = {np.linalg.norm(frame.forces, axis=1).max():.3f} N")
+                # Components are in each taxel's own axes (+z = outward normal): only the normal parts
+                # add up meaningfully, as the total pressing load (negative = pressed).
+                fz = float(frame.forces[:, 2].sum(dtype=np.float64))
+                print(f"seq {frame.sequence:6d}  t = {(frame.timestamp.sample_time_local_common_clock - t0) / 1e9:7.3f} s  "
+                      f"sum fz = {fz:+.3f} N  max |F| = {np.linalg.norm(frame.forces, axis=1).max():.3f} N")
             c = tracker.counters
             print(f"{c.delivered} frames, {c.dropped_before_confirmation} dropped before metadata, "
                   f"{c.rejected} rejected", file=sys.stderr)

@@ -67,11 +67,14 @@ def _print(replay, args, t0: int) -> int:
                 counts[tr.collection_id] += 1
                 if counts[tr.collection_id] % args.every == 0:
                     f = tr.get_data()
-                    total = f.forces.sum(axis=0, dtype=np.float64)
+                    # Components are in each taxel's own axes: only the normal (z) parts add up
+                    # meaningfully (total pressing load; negative = pressed, the force ON the taxel).
+                    fz = float(f.forces[:, 2].sum(dtype=np.float64))
+                    mag = np.linalg.norm(f.forces, axis=1)
                     t = (f.timestamp.available_time_local_common_clock - t0) / 1e9
                     out.write(f"{t:10.4f} s  {tr.collection_id:<16} seq {f.sequence:>7}  "
-                              f"sum F = ({total[0]:+8.3f}, {total[1]:+8.3f}, {total[2]:+8.3f}) N  "
-                              f"max |F| = {np.linalg.norm(f.forces, axis=1).max():7.3f} N\n")
+                              f"sum fz = {fz:+9.3f} N  max |F| = {mag.max():7.3f} N  "
+                              f"taxels loaded {int(np.count_nonzero(mag)):>4}/{len(mag)}\n")
         if not progressed and replay.speed is not None:
             time.sleep(0.001)
     for tr in trackers:
