@@ -3,6 +3,7 @@ every refusal the vendor contract calls for."""
 from __future__ import annotations
 
 import json
+import math
 import struct
 
 import numpy as np
@@ -180,3 +181,27 @@ def test_layout_key_ignores_encoding_but_not_geometry():
     c = parse_format("index", json.dumps(fmt_json("i16", scale=0.001, positions=[[0, 0, 1e-4]] * 3)))
     assert a.layout_key() == b.layout_key()
     assert a.layout_key() != c.layout_key()
+
+
+def test_emulator_frames_are_byte_exact_to_the_declared_format():
+    """The emulated firmware's bytes, checked with struct against its own declared format:
+    i16 little-endian at offsets 0, 2, 4 of a 6-byte point, value = raw × 0.001 N, aggregate
+    block fx fy fz temperature (i16 × 0.01) after the last point."""
+    from wuji_tactile_device.producers.hardware.emulator import EmulatedHand2
+
+    emu = EmulatedHand2("right")
+    fmt = json.loads(emu.pad("index").format_text)
+    assert (fmt["point_count"], fmt["point_stride"], fmt["aggregate_stride"]) == (34, 6, 8)
+    assert [(f["name"], f["type"], f["offset"], f["scale"]) for f in fmt["point_fields"]] == [
+        ("fx", "i16", 0, 0.001), ("fy", "i16", 2, 0.001), ("fz", "i16", 4, 0.001)]
+    forces = np.zeros((176, 3))
+    forces[40 + 7] = [0.1234, -0.5, -2.0]  # index taxel 7, contract axes
+    data = emu.encode_frame("index", forces)
+    assert len(data) == 34 * 6 + 8
+    # default mapping: device = −contract (same axes, the device reports the pad's push back)
+    assert struct.unpack_from("<hhh", data, 7 * 6) == (-123, 500, 2000)
+    assert data[:7 * 6] == bytes(42) and data[8 * 6:34 * 6] == bytes(26 * 6)
+    fx, fy, fz, temp = struct.unpack_from("<hhhh", data, 34 * 6)
+    assert temp == 3025  # 30.25 °C × 100
+    # the resultant is the one loaded point's force in the module axes: same magnitude
+    assert math.isclose(math.hypot(fx, fy, fz) / 100, math.hypot(0.1234, 0.5, 2.0), abs_tol=0.01)

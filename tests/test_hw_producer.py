@@ -290,3 +290,33 @@ def test_backward_clock_jump_with_a_finger_missing_that_tick_does_not_stall_the_
     assert tick(emu, producer, tracker, f) == 1
     assert producer.unavailable_fingers == () and producer.counters()["clock_jumps"] == 1
     assert np.abs(tracker.get_data().forces - f).max() <= 0.0005 + 1e-5
+
+
+def test_frames_queued_before_an_info_revision_keep_their_own_encoding():
+    emu, producer, tracker = rig()
+
+    class Collect:
+        frames: list = []
+
+        def on_metadata(self, *_):
+            pass
+
+        def on_data(self, _cid, _msg, frame):
+            self.frames.append(np.array(frame.forces))
+
+    collect = Collect()
+    tracker.add_observer(collect)
+    ring_queue = producer.device._subs["ring"]._queue
+    f_n, f_next = forces(10), forces(11)
+    emu.emit(f_n)
+    held = ring_queue.popleft()  # ring's frame for tick N is late
+    assert producer.step() == 0  # four fingers of tick N wait for ring
+    emu.revise_info("middle", point_type="i32", point_scale=1e-5)
+    emu.emit(f_next)
+    ring_queue.appendleft(held)
+    # tick N (middle decoded as the i16 it was received in) and tick N+1 (middle now i32)
+    assert producer.step() == 2 and producer.info_revisions == 1
+    tracker.update()
+    assert len(collect.frames) == 2
+    assert np.abs(collect.frames[0] - f_n).max() <= 0.0005 + 1e-5
+    assert np.abs(collect.frames[1] - f_next).max() <= 0.0005 + 1e-5

@@ -96,7 +96,7 @@ def run(quick: bool = False) -> Section:
     }, number=number, repeat=repeat)
     assert producer.published > 0 and producer.unavailable_fingers == ()
     section.rows += [
-        Row("whole tick: poll → check → assemble → decode → map → encode → publish", t["tick"] * 1e6, "µs",
+        Row("whole tick: poll → check → decode → assemble → map → encode → publish", t["tick"] * 1e6, "µs",
             "HardwareProducer.step(), in-process bus"),
         Row("decode five frames (strided i16 read × scale)", t["decode"] * 1e6, "µs"),
         Row("assemble five frames by device timestamp", t["assemble"] * 1e6, "µs"),

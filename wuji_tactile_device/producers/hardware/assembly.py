@@ -79,7 +79,9 @@ class DeviceClock:
 
 
 class TickAssembler:
-    """Collects FingertipFrames and yields complete ticks (five frames, FINGERS order)."""
+    """Collects frames and yields complete ticks (five frames, FINGERS order). A frame is any
+    object with `finger`, `seq`, `timestamp_us` [device µs] and `received_ns` [local monotonic]
+    (a `FingertipFrame`, or the producer's decoded frame)."""
 
     def __init__(self, *, tolerance_us: int = 5000, clock_jump_us: int = 250_000, max_pending: int = 16):
         if tolerance_us <= 0:

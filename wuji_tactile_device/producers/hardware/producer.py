@@ -94,6 +94,17 @@ class _Finger:
     saturated: int = 0
 
 
+class _DecodedFrame(NamedTuple):
+    """An accepted frame, decoded: point values [N] in device point axes (P, 3) float32."""
+
+    finger: str
+    seq: int
+    timestamp_us: int
+    received_ns: int
+    values: np.ndarray
+    resultant: FingerResultant | None
+
+
 @dataclass
 class ProducerEvent:
     kind: str  # "unavailable" | "recovered" | "info_revised" | "malformed"
@@ -228,7 +239,10 @@ class HardwareProducer:
             if finger.unavailable:
                 returning.add(fr.finger)
             jumps = self.assembler.counters.clock_jumps
-            self.assembler.push(fr, queue=self._accept(finger, fr) and not finger.unavailable)
+            if self._accept(finger, fr) and not finger.unavailable:
+                self.assembler.push(self._decode(finger, fr))
+            else:
+                self.assembler.push(fr, queue=False)
             if self.assembler.counters.clock_jumps != jumps:
                 # the device clock stepped: the others' last timestamps are from the old epoch
                 for other in self._fingers.values():
@@ -314,20 +328,27 @@ class HardwareProducer:
         if self.on_event is not None:
             self.on_event(ev)
 
-    def _publish(self, tick: list[FingertipFrame]) -> None:
+    def _decode(self, finger: _Finger, fr: FingertipFrame) -> "_DecodedFrame":
+        """Decode an accepted frame now, with the format (and full scale) it was checked against —
+        a later info revision must not reinterpret frames already queued."""
+        values = np.empty((finger.fmt.point_count, 3), dtype=np.float32)
+        agg = finger.fmt.decode_into(fr.data, values)
+        if finger.full_scale is not None:
+            finger.saturated += int(np.count_nonzero((np.abs(values) >= SATURATION_LEVEL).any(axis=1)))
+            np.multiply(values, finger.full_scale, out=values)
+        resultant = None
+        if agg is not None:
+            tip = None if finger.aggregate_rotation is None else finger.aggregate_rotation @ agg.force
+            resultant = FingerResultant(fr.finger, agg.force, tip, agg.temperature_c, fr.timestamp_us)
+        return _DecodedFrame(fr.finger, fr.seq, fr.timestamp_us, fr.received_ns, values, resultant)
+
+    def _publish(self, tick: list["_DecodedFrame"]) -> None:
         dev = self._device_forces
         ts_sum = 0
         for fr in tick:
-            s = self._fingers[fr.finger]
-            out = dev[s.taxels]
-            agg = s.fmt.decode_into(fr.data, out)
-            if s.full_scale is not None:
-                s.saturated += int(np.count_nonzero((np.abs(out) >= SATURATION_LEVEL).any(axis=1)))
-                np.multiply(out, s.full_scale, out=out)
-            if agg is not None:
-                tip = None if s.aggregate_rotation is None else s.aggregate_rotation @ agg.force
-                self.resultants[fr.finger] = FingerResultant(fr.finger, agg.force, tip, agg.temperature_c,
-                                                             fr.timestamp_us)
+            dev[self._fingers[fr.finger].taxels] = fr.values
+            if fr.resultant is not None:
+                self.resultants[fr.finger] = fr.resultant
             ts_sum += fr.timestamp_us
         np.matmul(dev, self._force_matrix_t, out=self._forces)
         ts_us = ts_sum // len(tick)
