@@ -95,8 +95,11 @@ def inspect_file(path: str | os.PathLike) -> InspectReport:
         if sc.loose_messages:
             report.problem(f"{sc.loose_messages} messages are stored outside chunks (not checked)")
         schemas, channels = dict(sc.schemas), dict(sc.channels)
-        contents = []
-        for chunk in sc.chunks:
+        streams: dict[int, tuple[str, Stream, int] | None] = {}  # channel id -> tactile stream, None = other
+        taxels: dict[tuple[str, int], int] = {}  # (collection, session) -> taxel count of its metadata
+        adopted: dict[str, object] = {}  # collection -> first valid metadata
+        early: dict[str, int] = {}  # collection -> data frames logged before their session's metadata
+        for chunk in sc.chunks:  # one chunk in memory at a time
             try:
                 c = read_chunk(view, chunk)
             except CorruptChunkError as exc:
@@ -104,12 +107,6 @@ def inspect_file(path: str | os.PathLike) -> InspectReport:
                 continue
             schemas.update((s.id, s) for s in c.schemas)
             channels.update((ch.id, ch) for ch in c.channels)
-            contents.append(c)
-        streams = streams_of(view.path, schemas, channels)
-        taxels: dict[tuple[str, int], int] = {}  # (collection, session) -> taxel count of its metadata
-        adopted: dict[str, object] = {}  # collection -> first valid metadata
-        early: dict[str, int] = {}  # collection -> data frames logged before their session's metadata
-        for c in contents:
             for m in c.messages:
                 ch = channels.get(m.channel_id)
                 if ch is None:
@@ -126,8 +123,11 @@ def inspect_file(path: str | os.PathLike) -> InspectReport:
                 stats.last_ns = m.log_time if stats.last_ns is None else max(stats.last_ns, m.log_time)
                 stats.max_bytes = max(stats.max_bytes, len(m.data))
                 if m.channel_id not in streams:
+                    streams[m.channel_id] = streams_of(view.path, schemas, {ch.id: ch}).get(ch.id)
+                stream_of = streams[m.channel_id]
+                if stream_of is None:
                     continue  # not a tactile stream: counted, not checked
-                cid, stream, session = streams[m.channel_id]
+                cid, stream, session = stream_of
                 stats.sessions.add(session)
                 report.checked_messages += 1
                 _check(report, m, cid, stream, session, taxels, adopted, early)
