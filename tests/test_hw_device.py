@@ -186,3 +186,31 @@ def test_per_index_form_returning_an_accessor_is_unwrapped():
     emu.get_fingertip_info = lambda i: type("Accessor", (), {"get": lambda self: direct(i)})()
     info = SdkFingertipDevice(emu).fingertip_info("ring")
     assert info.digest == emu.pad("ring").digest and '"point_count":34' in info.format
+
+
+def test_everything_but_connecting_works_without_the_vendor_sdk(monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "wuji_sdk", None)  # import wuji_sdk → ImportError
+    assert sdk_module() is None
+    with pytest.raises(ProducerError, match=r"vendor SDK is not installed: pip install 'wuji-tactile-device\[hardware\]'"):
+        connect_sdk_hand(side="right")
+    emu = EmulatedHand2("right")
+    emu.set_online("thumb", False)
+    with pytest.raises(EmulatedNodeOfflineError):
+        emu.fingertip_thumb_status().get()
+    with pytest.raises(FingerOfflineError, match=r"^thumb: fingertip module does not answer \(status\)"):
+        SdkFingertipDevice(emu).fingertip_status("thumb")
+
+
+def test_callback_subscription_like_the_sdks():
+    emu = EmulatedHand2("right")
+    got, errors = [], []
+    sub = emu.fingertip_pinky_data().subscribe_with_callback(got.append, on_error=errors.append)
+    emu.emit(np.zeros((176, 3)))
+    bad = emu.fingertip_index_data().subscribe_with_callback(lambda m: 1 / 0, on_error=errors.append)
+    emu.emit(np.zeros((176, 3)))
+    assert [m.header.seq for m in got] == [0, 1] and sub.received_count == 2
+    assert bad.error_count == 1 and errors == ["ZeroDivisionError: division by zero"]
+    with sub:
+        pass
+    emu.emit(np.zeros((176, 3)))
+    assert len(got) == 2 and not sub.is_active

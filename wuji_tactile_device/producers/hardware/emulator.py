@@ -3,8 +3,9 @@ simulation's pad forces.
 
 `EmulatedHand2` has the SDK's accessor names (`fingertip_<f>_info().get()`, optionally the
 per-index `get_fingertip_info(i)`, `fingertip_<f>_data().subscribe()` → `recv()`/`close()`/
-`set_rate()`, `fingertip_<f>_status().get()`, `fingertip_online()`, `calibrate_fingertip()`,
-`serial_number`), so `SdkFingertipDevice(EmulatedHand2(...))` is exactly the path a real hand
+`set_rate()` and `.subscribe_with_callback(cb, on_error)`, `fingertip_<f>_status().get()`,
+`fingertip_online()`, `calibrate_fingertip()`, `serial_number`; headers are the SDK's own
+`FrameHeader` when it is installed), so `SdkFingertipDevice(EmulatedHand2(...))` is exactly the path a real hand
 takes. The device's own point layout *is* the simulation's taxel layout: each pad's sensor module
 frame is the simulated pad frame (`base_xyz`/`base_rpy`), point axes are the simulated taxel
 axes expressed as device axes through the inverse of the producer's axis mapping, and `emit()`
@@ -107,12 +108,51 @@ class EmulatedSubscription:
         self._hand._subs[self._finger] = [s for s in self._hand._subs[self._finger] if s is not self]
 
 
+class EmulatedCallbackSubscription:
+    """`wuji_sdk.CallbackSubscription` look-alike. The SDK calls back from a background thread;
+    the emulator calls back synchronously inside `emit()` (errors go to `on_error` and count)."""
+
+    def __init__(self, hand: "EmulatedHand2", finger: str, callback, on_error):
+        self._hand, self._finger = hand, finger
+        self._callback, self._on_error = callback, on_error
+        self.is_active = True
+        self.received_count = 0
+        self.error_count = 0
+        self.dtype = "FingertipSensorData"
+
+    def _put(self, msg: EmulatedData) -> None:
+        if not self.is_active:
+            return
+        self.received_count += 1
+        try:
+            self._callback(msg)
+        except Exception as exc:  # noqa: BLE001 - mirrors the SDK: a failing callback is reported, not fatal
+            self.error_count += 1
+            if self._on_error is not None:
+                self._on_error(f"{type(exc).__name__}: {exc}")
+
+    def close(self) -> None:
+        self.is_active = False
+        self._hand._subs[self._finger] = [s for s in self._hand._subs[self._finger] if s is not self]
+
+    def __enter__(self) -> "EmulatedCallbackSubscription":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 class _DataResource:
     def __init__(self, hand: "EmulatedHand2", finger: str):
         self._hand, self._finger = hand, finger
 
     def subscribe(self) -> EmulatedSubscription:
         sub = EmulatedSubscription(self._hand, self._finger, self._hand.queue_limit)
+        self._hand._subs[self._finger].append(sub)
+        return sub
+
+    def subscribe_with_callback(self, callback, on_error=None) -> EmulatedCallbackSubscription:
+        sub = EmulatedCallbackSubscription(self._hand, self._finger, callback, on_error)
         self._hand._subs[self._finger].append(sub)
         return sub
 
@@ -144,12 +184,13 @@ class EmulatedHand2:
     `positions`: declare positions (both default True; False emulates older firmware).
     `axis_mapping`: the mapping the producer is expected to use (the emulator applies its
     inverse). `accessors`: "named" (SDK 2026.10.26), "indexed" (`get_fingertip_info(i)`) or
-    "both". `full_scale`: (3,) N per device axis for the normalized firmware."""
+    "both". `full_scale`: (3,) N per device axis for the normalized firmware. `start_time_us`:
+    the device clock at start (u64 µs; 1 h of uptime by default, so clock jumps back stay ≥ 0)."""
 
     def __init__(self, side: str = "right", *, firmware: str = "newton", mounting: bool = True,
                  positions: bool = True, axis_mapping: AxisMapping = DEFAULT_AXIS_MAPPING,
                  accessors: str = "named", full_scale=DEFAULT_FULL_SCALE, rate_hz: float = 100.0,
-                 serial_number: str | None = None, start_time_us: int = 1_000_000, queue_limit: int = 256,
+                 serial_number: str | None = None, start_time_us: int = 3_600_000_000, queue_limit: int = 256,
                  calibration_ticks: int = 10, pad_layouts=None):
         if firmware not in ("newton", "normalized"):
             raise ValueError(f"firmware must be 'newton' or 'normalized', got {firmware!r}")
@@ -168,7 +209,10 @@ class EmulatedHand2:
         self._declare_mounting, self._declare_positions = mounting, positions
         self._map = axis_mapping.matrix
         self._sign = axis_mapping.force_sign
-        self._subs: dict[str, list[EmulatedSubscription]] = {f: [] for f in FINGERS}
+        self._subs: dict[str, list] = {f: [] for f in FINGERS}
+        sdk = sdk_module()
+        # The SDK's own FrameHeader when installed (it is constructible), else a look-alike.
+        self._header = sdk.FrameHeader if sdk is not None else _Header
         self._pads: list[_Pad] = []
         start = 0
         for layout in pad_layouts:
@@ -227,7 +271,7 @@ class EmulatedHand2:
         pad = self._pads[index]
         if not pad.online:
             raise self._offline_error(pad.finger)
-        return EmulatedInfo(_Header(pad.seq, self.device_time_us, f"{self.side}_{pad.finger}_tip_sensor_frame"),
+        return EmulatedInfo(self._header(pad.seq, self.device_time_us, f"{self.side}_{pad.finger}_tip_sensor_frame"),
                             pad.digest, "wuji-emulated-fingertip", 0, self.rate_hz, pad.format_text)
 
     def _status(self, index: int) -> EmulatedStatus:
@@ -358,7 +402,7 @@ class EmulatedHand2:
                 data = data[:-1]
             elif fault == "oversized":
                 data = data + b"\x00"
-            header = _Header(pad.seq, self.device_time_us, f"{self.side}_{pad.finger}_tip_sensor_frame")
+            header = self._header(pad.seq, self.device_time_us, f"{self.side}_{pad.finger}_tip_sensor_frame")
             msg = EmulatedData(header, pad.digest if pad.frame_digest is None else pad.frame_digest, data)
             for sub in self._subs[pad.finger]:
                 sub._put(msg)
