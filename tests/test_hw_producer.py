@@ -320,3 +320,13 @@ def test_frames_queued_before_an_info_revision_keep_their_own_encoding():
     assert len(collect.frames) == 2
     assert np.abs(collect.frames[0] - f_n).max() <= 0.0005 + 1e-5
     assert np.abs(collect.frames[1] - f_next).max() <= 0.0005 + 1e-5
+
+
+@pytest.mark.parametrize("config,message", [
+    (dict(tolerance_us=10_000), r"sync tolerance 10000 µs must be > 0 and below one period \(10000 µs at 100 Hz\)"),
+    (dict(tolerance_us=0), "sync tolerance 0 µs must be > 0"),
+    (dict(stale_after_s=0.0), "stale_after_s must be > 0 s"),
+])
+def test_timing_configuration_is_checked(config, message):
+    with pytest.raises(ProducerError, match=message):
+        rig(**config)

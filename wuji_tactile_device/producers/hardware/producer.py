@@ -134,9 +134,15 @@ class HardwareProducer:
                                 "ticks cannot be assembled")
         self.rate_hz = rate
         period_us = 1e6 / rate
-        self._stale_ns = int((config.stale_after_s if config.stale_after_s is not None else 5 / rate) * 1e9)
-        self.assembler = TickAssembler(tolerance_us=int(config.tolerance_us or period_us / 2),
-                                       clock_jump_us=config.clock_jump_us)
+        tolerance_us = int(config.tolerance_us) if config.tolerance_us is not None else int(period_us / 2)
+        if not 0 < tolerance_us < period_us:
+            raise ProducerError(f"sync tolerance {tolerance_us} µs must be > 0 and below one period "
+                                f"({period_us:.0f} µs at {rate:g} Hz), or ticks could mix neighbouring samples")
+        stale_s = config.stale_after_s if config.stale_after_s is not None else 5 / rate
+        if not stale_s > 0:
+            raise ProducerError(f"stale_after_s must be > 0 s, got {stale_s}")
+        self._stale_ns = int(stale_s * 1e9)
+        self.assembler = TickAssembler(tolerance_us=tolerance_us, clock_jump_us=config.clock_jump_us)
         self.metadata, self.layout_sources = hardware_metadata(
             config.side, {f: s.fmt for f, s in self._fingers.items()}, config.axis_mapping,
             fallback_layout=config.fallback_layout, fallback_name=config.fallback_name)
