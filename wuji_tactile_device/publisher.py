@@ -17,7 +17,7 @@ import numpy as np
 from .errors import DataLayoutError, MessageTooLargeError, NonFiniteForceError, TransportError
 from .messages import DeviceDataTimestamp, encode_metadata_record, encode_tactile_record, tactile_record_size
 from .metadata import TactileMetadata
-from .tracker import DEFAULT_MAX_FLATBUFFER_SIZE, TRACKER_METADATA_MAX_SIZE
+from .tracker import DEFAULT_MAX_FLATBUFFER_SIZE, TRACKER_METADATA_MAX_SIZE, all_finite
 from .transport.base import ProducerLink, Stream, Transport, validate_collection_id
 
 _U64 = (1 << 64) - 1
@@ -102,13 +102,14 @@ class TactilePublisher:
         if array.dtype.kind not in "fiu":
             raise DataLayoutError(f"collection {self.collection_id!r}: forces must be numeric, got dtype "
                                   f"{array.dtype}; frame not published")
-        with np.errstate(over="ignore"):  # overflow to inf is reported just below
-            array = np.ascontiguousarray(array, dtype=np.float32)
+        if array.dtype != np.float32 or not array.flags.c_contiguous:
+            with np.errstate(over="ignore"):  # overflow to inf is reported just below
+                array = np.ascontiguousarray(array, dtype=np.float32)
         if array.shape != (self._num_taxels, 3):
             raise DataLayoutError(
                 f"collection {self.collection_id!r}: force frame has shape {array.shape}, the metadata "
                 f"declares ({self._num_taxels}, 3) (taxels, xyz); frame not published")
-        if not np.isfinite(array).all():
+        if not all_finite(array):
             bad = np.argwhere(~np.isfinite(array))[0]
             raise NonFiniteForceError(
                 f"collection {self.collection_id!r}: taxel {int(bad[0])} component {'xyz'[int(bad[1])]} "

@@ -22,6 +22,7 @@ All of this runs in the caller's thread: transports only enqueue.
 """
 from __future__ import annotations
 
+import math
 import time
 from collections import deque
 from dataclasses import dataclass, field, replace
@@ -47,6 +48,16 @@ DEFAULT_MAX_FLATBUFFER_SIZE = 8 * 1024
 TRACKER_METADATA_MAX_SIZE = 256 * 1024
 
 ERROR_POLICIES = ("raise", "drop")
+
+
+def all_finite(forces: np.ndarray) -> bool:
+    """True if every component of a float32 force array is finite.
+
+    Fast path: the dot product of the values with themselves is finite iff every value is finite
+    and none is huge (|f| > ~1e19 overflows the float32 sum); only then is the element-wise check
+    run, so huge-but-finite values are still accepted. ~0.4 µs instead of ~1.5 µs for 176 taxels."""
+    flat = forces.reshape(-1)
+    return math.isfinite(flat.dot(flat)) or bool(np.isfinite(flat).all())
 
 
 class TactileFrame(NamedTuple):
@@ -302,7 +313,7 @@ class TactileTracker:
             if forces.shape[0] != self._num_taxels:
                 raise DataLayoutError(
                     f"it has {forces.shape[0]} taxels, the adopted metadata declares {self._num_taxels}")
-            if not np.isfinite(forces).all():
+            if not all_finite(forces):
                 taxel = int(np.argwhere(~np.isfinite(forces))[0, 0])
                 raise NonFiniteForceError(f"taxel {taxel} has a non-finite force {forces[taxel].tolist()}")
         except (InvalidMessageError, DataLayoutError) as exc:

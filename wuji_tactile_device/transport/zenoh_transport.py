@@ -122,10 +122,10 @@ class ZenohSubscription(Subscription):
         self.collection_id = collection_id
         self._queue: deque[Event] = deque()
         self._limit = queue_limit
-        self._lock = threading.Lock()
         self._overflowed = 0
         self._arrived = threading.Event()  # set on every enqueue, cleared by drain()
         self._malformed = 0
+        self._liveliness_malformed = 0
         self._on_close = on_close
         self._closed = False
         self._data_key = stream_key(collection_id, Stream.DATA)
@@ -154,8 +154,7 @@ class ZenohSubscription(Subscription):
             session, sequence = ATTACHMENT.unpack(attachment.to_bytes() if attachment is not None else b"")
             message = Message(self.collection_id, stream, sample.payload.to_bytes(), session, sequence, now)
         except (struct.error, ValueError, TypeError, AttributeError):  # not from a TactilePublisher
-            with self._lock:
-                self._malformed += 1
+            self._malformed += 1  # only this callback's thread writes it
             return
         self._put(message)
 
@@ -164,28 +163,27 @@ class ZenohSubscription(Subscription):
             session = int(str(sample.key_expr).rsplit("/", 1)[1], 16)
             change = LivelinessChange(self.collection_id, session, sample.kind == zenoh.SampleKind.PUT)
         except (ValueError, IndexError):  # a foreign token under our verbatim chunk
-            with self._lock:
-                self._malformed += 1
+            self._liveliness_malformed += 1  # only the liveliness callback's thread writes it
             return
         self._put(change)
 
     def _put(self, event: Event) -> None:
-        with self._lock:
-            if isinstance(event, Message) and len(self._queue) >= self._limit:
-                self._overflowed += 1
-                return
-            self._queue.append(event)
-            if not self._arrived.is_set():  # set() takes a lock; skip it while already set
-                self._arrived.set()
+        # No lock: deque.append/popleft are atomic, and only this subscription's callbacks grow
+        # the queue (the limit may be overshot by one event per concurrent callback thread).
+        if len(self._queue) >= self._limit and isinstance(event, Message):
+            self._overflowed += 1
+            return
+        self._queue.append(event)
+        if not self._arrived.is_set():  # set() takes a lock; skip it while already set
+            self._arrived.set()
 
     def drain(self, max_events: int | None = None) -> list[Event]:
-        with self._lock:
-            if max_events is None or max_events >= len(self._queue):
-                out = list(self._queue)
-                self._queue.clear()
-                self._arrived.clear()
-            else:
-                out = [self._queue.popleft() for _ in range(max_events)]
+        queue = self._queue
+        self._arrived.clear()  # before taking: an event appended after this sets it again
+        count = len(queue) if max_events is None else min(max_events, len(queue))
+        out = [queue.popleft() for _ in range(count)]
+        if queue:
+            self._arrived.set()
         return out
 
     def wait(self, timeout_s: float) -> bool:
@@ -199,7 +197,7 @@ class ZenohSubscription(Subscription):
     @property
     def malformed(self) -> int:
         """Samples refused before queuing: missing/short attachment or unparseable liveliness key."""
-        return self._malformed
+        return self._malformed + self._liveliness_malformed
 
     def close(self) -> None:
         if not self._closed:
