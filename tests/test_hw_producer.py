@@ -330,3 +330,16 @@ def test_frames_queued_before_an_info_revision_keep_their_own_encoding():
 def test_timing_configuration_is_checked(config, message):
     with pytest.raises(ProducerError, match=message):
         rig(**config)
+
+
+def test_nan_from_an_f32_firmware_drops_the_frame_instead_of_publishing_it():
+    emu, producer, tracker = rig()
+    emu.revise_info("pinky", point_type="f32", point_scale=1.0)
+    f = forces(20)
+    assert tick(emu, producer, tracker, f) == 1  # f32 encoding accepted (layout unchanged)
+    f_bad = forces(21)
+    f_bad[150, 1] = np.nan  # pinky's taxel 150 − 142 = 8
+    assert tick(emu, producer, tracker, f_bad) == 0
+    assert producer.counters()["malformed"]["pinky"] == 1
+    assert any("pinky: frame seq 1 has a non-finite value at point 8; dropped" in e.message for e in producer.events)
+    assert tick(emu, producer, tracker, f) == 1 and np.all(np.isfinite(tracker.get_data().forces))

@@ -372,7 +372,7 @@ class EmulatedHand2:
         resultant = pad.module_rotation.T @ resultant_tip
         temperature = 30.0 + 0.25 * FINGERS.index(finger)
         agg = np.rint(np.array([*resultant / AGGREGATE_SCALE, temperature / TEMPERATURE_SCALE]))
-        agg = np.clip(agg, -32768, 32767).astype("<i2")
+        agg = np.clip(np.nan_to_num(agg), -32768, 32767).astype("<i2")  # an i16 cannot carry NaN
         return points.tobytes() + agg.tobytes()
 
     def emit(self, forces: np.ndarray, *, device_time_us: int | None = None) -> None:

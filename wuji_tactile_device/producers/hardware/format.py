@@ -120,6 +120,19 @@ class SensorFormat:
         object.__setattr__(self, "_packed_points", packed)
 
     @property
+    def may_be_nonfinite(self) -> bool:
+        """Whether decoded point values can be NaN/inf: f32 fields, or raw × scale beyond float32."""
+        f32_max = float(np.finfo(np.float32).max)
+        for a in FORCE_AXES:
+            f = self.point_fields[a]
+            if f.type == "f32":
+                return True
+            info = np.iinfo(f.dtype)
+            if max(abs(info.min), abs(info.max)) * abs(f.scale) > f32_max:
+                return True
+        return False
+
+    @property
     def frame_size(self) -> int:
         """Exact byte length of one data frame."""
         return self.point_count * self.point_stride + self.aggregate_stride

@@ -92,6 +92,7 @@ class _Finger:
     unavailable: bool = False
     digest_failures: int = 0
     saturated: int = 0
+    nonfinite_possible: bool = False
 
 
 class _DecodedFrame(NamedTuple):
@@ -173,6 +174,7 @@ class HardwareProducer:
             fmt = parse_format(finger, info.format, assume_point_unit=self.config.assume_point_unit)
             out[finger] = _Finger(finger, info, fmt, slice(start, start + fmt.point_count))
             out[finger].aggregate_rotation = _aggregate_rotation(fmt)
+            out[finger].nonfinite_possible = fmt.may_be_nonfinite
             start += fmt.point_count
         return out
 
@@ -211,6 +213,7 @@ class HardwareProducer:
                                          serial_number=self.device.serial_number or None)[finger.name]
         finger.info, finger.fmt, finger.full_scale = info, fmt, full_scale
         finger.aggregate_rotation = _aggregate_rotation(fmt)
+        finger.nonfinite_possible = fmt.may_be_nonfinite
         self.info_revisions += 1
         self._event("info_revised", (finger.name,), f"{finger.name}: sensor info revised (digest "
                     f"{info.digest:#010x}); decoder rebuilt, layout unchanged")
@@ -245,8 +248,9 @@ class HardwareProducer:
             if finger.unavailable:
                 returning.add(fr.finger)
             jumps = self.assembler.counters.clock_jumps
-            if self._accept(finger, fr) and not finger.unavailable:
-                self.assembler.push(self._decode(finger, fr))
+            decoded = self._decode(finger, fr) if self._accept(finger, fr) and not finger.unavailable else None
+            if decoded is not None:
+                self.assembler.push(decoded)
             else:
                 self.assembler.push(fr, queue=False)
             if self.assembler.counters.clock_jumps != jumps:
@@ -334,11 +338,18 @@ class HardwareProducer:
         if self.on_event is not None:
             self.on_event(ev)
 
-    def _decode(self, finger: _Finger, fr: FingertipFrame) -> "_DecodedFrame":
+    def _decode(self, finger: _Finger, fr: FingertipFrame) -> "_DecodedFrame | None":
         """Decode an accepted frame now, with the format (and full scale) it was checked against —
-        a later info revision must not reinterpret frames already queued."""
+        a later info revision must not reinterpret frames already queued. None (frame dropped,
+        counted as malformed) when an f32 field carries NaN/inf."""
         values = np.empty((finger.fmt.point_count, 3), dtype=np.float32)
         agg = finger.fmt.decode_into(fr.data, values)
+        if finger.nonfinite_possible and not np.isfinite(values).all():
+            self.assembler.counters.malformed[fr.finger] += 1
+            bad = int(np.argwhere(~np.isfinite(values))[0][0])
+            self._event("malformed", (fr.finger,), f"{fr.finger}: frame seq {fr.seq} has a non-finite value at "
+                        f"point {bad}; dropped")
+            return None
         if finger.full_scale is not None:
             finger.saturated += int(np.count_nonzero((np.abs(values) >= SATURATION_LEVEL).any(axis=1)))
             np.multiply(values, finger.full_scale, out=values)
