@@ -541,3 +541,22 @@ def test_frames_in_flight_after_liveliness_loss_are_delivered_regain_withholds(m
     src.events += [msg(Stream.METADATA, metadata_bytes(md), 1), msg(Stream.DATA, data_bytes(3, md.num_taxels), 3)]
     assert tracker.update() == 1 and tracker.get_data().sequence == 3
     assert tracker.counters.metadata_confirmations == 2
+
+
+def test_finiteness_check_accepts_huge_finite_and_refuses_nan_inf(bus, md):
+    from wuji_tactile_device.tracker import all_finite
+
+    f = forces_for(0, md.num_taxels)
+    assert all_finite(f)
+    f[0, 0] = f[1, 0] = 3e38  # the fast sum overflows float32: the exact check decides, finite
+    with np.errstate(over="ignore"):
+        assert all_finite(f)
+    for bad in (np.nan, np.inf, -np.inf):
+        g = forces_for(0, md.num_taxels)
+        g[md.num_taxels - 1, 2] = bad
+        assert not all_finite(g)
+    tracker = TactileTracker(CID, bus)
+    with TactilePublisher(CID, md, bus) as pub, np.errstate(over="ignore"):
+        pub.publish(f, sample_time_ns=0)
+        assert tracker.update() == 1
+    assert tracker.get_data().forces[1, 0] == np.float32(3e38)

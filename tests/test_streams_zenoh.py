@@ -378,3 +378,15 @@ def test_attachment_and_liveliness_key_layout():
     assert ATTACHMENT.size == 16
     assert ATTACHMENT.unpack(bytes(range(16))) == (0x0706050403020100, 0x0F0E0D0C0B0A0908)
     assert liveliness_key("tactile/right", 255) == "tactile/right/@tactile_producer/00000000000000ff"
+
+
+def test_queue_overflow_is_counted_not_silent(net, peer, cid):
+    tracker = tracker_for(net, peer, cid, queue_limit=5)
+    peer.cmd(op="publisher", name="p", collection=cid)
+    peer.cmd(op="publish", name="p", count=20)
+    time.sleep(0.3)  # everything has arrived; the tracker has not drained yet
+    tracker.update()
+    c = tracker.counters
+    assert c.received + c.overflowed == 20 and c.overflowed >= 16
+    assert c.delivered == c.received  # the frames that fitted are delivered, in order
+    peer.cmd(op="close", name="p")

@@ -53,11 +53,17 @@ ERROR_POLICIES = ("raise", "drop")
 def all_finite(forces: np.ndarray) -> bool:
     """True if every component of a float32 force array is finite.
 
-    Fast path: the dot product of the values with themselves is finite iff every value is finite
-    and none is huge (|f| > ~1e19 overflows the float32 sum); only then is the element-wise check
-    run, so huge-but-finite values are still accepted. ~0.4 µs instead of ~1.5 µs for 176 taxels."""
+    Fast path: the sum of all components (one BLAS dot with ones, ~0.4 µs for 176 taxels instead
+    of ~1.5 µs element-wise) is finite iff every component is finite, unless finite values sum
+    beyond float32 range (> 3.4e38 N); only then the element-wise check decides."""
     flat = forces.reshape(-1)
-    return math.isfinite(flat.dot(flat)) or bool(np.isfinite(flat).all())
+    ones = _ONES.get(flat.size)
+    if ones is None:
+        ones = _ONES.setdefault(flat.size, np.ones(flat.size, np.float32))
+    return math.isfinite(flat.dot(ones)) or bool(np.isfinite(flat).all())
+
+
+_ONES: dict[int, np.ndarray] = {}
 
 
 class TactileFrame(NamedTuple):
