@@ -214,3 +214,20 @@ def test_callback_subscription_like_the_sdks():
         pass
     emu.emit(np.zeros((176, 3)))
     assert len(got) == 2 and not sub.is_active
+
+
+def test_close_disconnects_only_a_connection_the_adapter_owns():
+    class Hand(EmulatedHand2):
+        disconnects = 0
+
+        def disconnect(self):
+            Hand.disconnects += 1
+
+    borrowed = SdkFingertipDevice(Hand("right"))
+    borrowed.open_streams()
+    borrowed.close()
+    assert Hand.disconnects == 0 and all(not s for s in borrowed.hand._subs.values())
+    owned = SdkFingertipDevice(Hand("right"), owns_connection=True)
+    owned.close()
+    owned.close()
+    assert Hand.disconnects == 1

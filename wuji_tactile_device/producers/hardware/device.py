@@ -105,8 +105,9 @@ class SdkFingertipDevice:
     """`FingertipDevice` over a `wuji_sdk.WujiHand2` (or an object with its accessor names, such
     as the emulator). Translates the SDK's `NodeOfflineError` into `FingerOfflineError`."""
 
-    def __init__(self, hand: Any, *, max_frames_per_poll: int = 64):
+    def __init__(self, hand: Any, *, max_frames_per_poll: int = 64, owns_connection: bool = False):
         self._hand = hand
+        self._owns_connection = owns_connection
         self._subs: dict[str, Any] = {}
         self._max = max_frames_per_poll
         self._offline_types = offline_error_types()
@@ -197,9 +198,16 @@ class SdkFingertipDevice:
             raise ProducerError(f"zero calibration command failed: {exc}") from exc
 
     def close(self) -> None:
+        """Close the data subscriptions; disconnect the hand if `connect_sdk_hand` opened it."""
         subs, self._subs = self._subs, {}
         for sub in subs.values():
             sub.close()
+        if self._owns_connection:
+            self._owns_connection = False
+            try:
+                self._hand.disconnect()
+            except self._sdk_errors as exc:
+                raise ProducerError(f"disconnecting from hand {self.serial_number!r} failed: {exc}") from exc
 
 
 def _check_finger(finger: str) -> None:
@@ -231,4 +239,4 @@ def connect_sdk_hand(*, side: str | None = None, sn: str | None = None, address:
         raise ProducerError(f"could not connect to {target}: {exc}") from exc
     if not hasattr(hand, "fingertip_thumb_info") and not hasattr(hand, "get_fingertip_info"):
         raise ProducerError(f"connected device {type(hand).__name__} is not a Wuji Hand 2 (no fingertip sensors)")
-    return SdkFingertipDevice(hand)
+    return SdkFingertipDevice(hand, owns_connection=True)
