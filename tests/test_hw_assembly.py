@@ -115,3 +115,24 @@ def test_reset_counts_pending_as_dropped():
     a.reset(("thumb", "index"))
     assert a.counters.dropped["thumb"] == 1 and a.counters.dropped["index"] == 1
     assert a.pending("thumb") == 0 and a.pending("middle") == 1
+
+
+def test_device_clock_mapping_uses_the_smallest_delay_and_follows_drift_slowly():
+    from wuji_tactile_device.producers.hardware.assembly import DeviceClock
+
+    clock = DeviceClock(jump_us=250_000)
+    base = 7_000_000_000  # local ns when the device read 0
+    for k, delay_us in enumerate((3000, 1000)):
+        assert clock.classify(k * PERIOD, base + (k * PERIOD + delay_us) * 1000) == "ok"
+    # the least-delayed sample defines the mapping: device t ↦ local base + t + 1 ms
+    assert clock.to_local_ns(50 * PERIOD) == base + (50 * PERIOD + 1000) * 1000
+    # one more-delayed sample moves it by 1/64 of the excess only
+    clock.classify(2 * PERIOD, base + (2 * PERIOD + 2000) * 1000)
+    assert clock.to_local_ns(0) == base + 1000 * 1000 + 1_000_000 // 64
+    clock.classify(3 * PERIOD, base + (3 * PERIOD + 1000) * 1000)  # back to the minimum at once
+    assert clock.to_local_ns(0) == base + 1000 * 1000
+    # a sustained 0.5 ms longer delay (drift) is followed by 1/64 of the excess per sample
+    for k in range(4, 68):
+        clock.classify(k * PERIOD, base + (k * PERIOD + 1500) * 1000)
+    shift = clock.to_local_ns(0) - (base + 1000 * 1000)
+    assert 0.6 * 500_000 < shift < 500_000
