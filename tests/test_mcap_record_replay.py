@@ -337,3 +337,51 @@ def test_disk_full_is_a_recording_error_naming_the_file(tmp_path):
         rec = McapRecorder("/dev/full", overwrite=True)
         rec.write("c", Stream.METADATA, encode_metadata_record(make_metadata(12), DeviceDataTimestamp(1, 1, 1)), 1, 0)
         rec.flush()
+
+
+def test_malformed_record_is_recorded_and_refused_on_replay_as_live(tmp_path, caplog):
+    """A broken producer's garbage is kept (with the receive time as log time), counted, logged,
+    and the replayed tracker refuses it exactly like the live one."""
+    from wuji_tactile_device.errors import InvalidMessageError
+
+    md = make_metadata(20)
+    meta = encode_metadata_record(md, DeviceDataTimestamp(1, 1, 1))
+    good = encode_tactile_record(np.ones((20, 3), np.float32), DeviceDataTimestamp(2, 2, 2))
+
+    def feed(bus):
+        link = bus.open_producer("tactile/right", 3)
+        link.publish(Stream.METADATA, meta, 0)
+        link.publish(Stream.DATA, good, 0)
+        link.publish(Stream.DATA, b"TDAR garbage, not a FlatBuffer", 1)
+
+    path = tmp_path / "garbage.mcap"
+    bus = InProcessBus()
+    live = TactileTracker("tactile/right", bus)
+    with McapRecorder(path) as rec:
+        rec.add_collection(bus, "tactile/right")
+        feed(bus)
+        with caplog.at_level("WARNING"):
+            rec.poll()
+    assert rec.counters["unreadable_timestamp"] == 1 and rec.counters["written_data"] == 2
+    assert "no readable timestamp" in caplog.text and "tactile/right" in caplog.text
+    assert [m[3] for m in official_messages(path) if m[0] == "tactile/right"][1] == b"TDAR garbage, not a FlatBuffer"
+    with pytest.raises(InvalidMessageError) as live_err:
+        live.update()
+    with McapReplay(path) as replay:
+        rep = TactileTracker("tactile/right", replay)
+        with pytest.raises(InvalidMessageError) as rep_err:
+            while not replay.finished:
+                rep.update()
+    assert str(live_err.value) == str(rep_err.value)
+    assert live.counters.delivered == rep.counters.delivered == 1
+
+
+def test_restamped_metadata_republish_is_not_repeated(tmp_path):
+    """A producer that gives every republish a fresh timestamp still gets its metadata written once."""
+    md = make_metadata(20)
+    path = tmp_path / "restamp.mcap"
+    with McapRecorder(path) as rec:
+        written = [rec.write("c", Stream.METADATA, encode_metadata_record(md, DeviceDataTimestamp(t, t, t)), 4, t)
+                   for t in range(1, 6)]
+    assert written == [1, 0, 0, 0, 0] and rec.counters["metadata_repeats_skipped"] == 4
+    assert [m[1] for m in official_messages(path)] == [1]

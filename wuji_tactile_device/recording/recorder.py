@@ -19,8 +19,8 @@ import mcap
 from mcap.writer import CompressionType, Writer
 
 from .. import __version__
-from ..errors import InvalidMessageError, RecordingError
-from ..messages import bfbs
+from ..errors import InvalidMessageError, RecordingError, TactileError
+from ..messages import bfbs, decode_metadata_record
 from ..transport.base import LivelinessChange, Message, Stream, Subscription, Transport, validate_collection_id
 from . import layout
 
@@ -80,7 +80,7 @@ class McapRecorder:
         self._last_flush = time.monotonic_ns()
         self._pending = 0  # messages written since the last flush
         self._channels: dict[tuple[str, Stream, int], int] = {}
-        self._last_metadata: dict[tuple[str, int], bytes] = {}
+        self._last_metadata: dict[tuple[str, int], tuple[bytes, Any]] = {}  # (payload, decoded layout)
         self._subscriptions: list[Subscription] = []
         self._collections: set[str] = set()
         self._warned_unreadable: set[str] = set()
@@ -138,12 +138,9 @@ class McapRecorder:
         the tracker what the wire carried) with `receive_time_ns` as both times, counted in
         `counters["unreadable_timestamp"]` and logged once per collection."""
         self._check_open()
-        if stream is Stream.METADATA:
-            key = (collection_id, producer_session)
-            if self._last_metadata.get(key) == payload:
-                self.counters["metadata_repeats_skipped"] += 1
-                return 0
-            self._last_metadata[key] = bytes(payload)
+        if stream is Stream.METADATA and self._is_repeat(collection_id, producer_session, payload):
+            self.counters["metadata_repeats_skipped"] += 1
+            return 0
         if times is None:
             try:
                 times = layout.record_times(payload, stream)
@@ -174,6 +171,23 @@ class McapRecorder:
         self.counters["written_metadata" if stream is Stream.METADATA else "written_data"] += 1
         self._pending += 1
         return 1
+
+    def _is_repeat(self, collection_id: str, producer_session: int, payload: bytes) -> bool:
+        """True if this session's last recorded metadata had the same bytes, or (a producer that
+        re-stamps each republish) decodes to the same layout. Anything else is recorded: a changed
+        or undecodable metadata must reach the replayed tracker as it reached the live one."""
+        key = (collection_id, producer_session)
+        last = self._last_metadata.get(key)
+        if last is not None and last[0] == payload:
+            return True
+        try:
+            layout_now = decode_metadata_record(payload).metadata
+        except TactileError:
+            layout_now = None
+        if last is not None and layout_now is not None and last[1] == layout_now:
+            return True
+        self._last_metadata[key] = (bytes(payload), layout_now)
+        return False
 
     def maybe_flush(self) -> None:
         """Flush if the flush period has elapsed since the last flush."""
