@@ -137,3 +137,24 @@ def test_plot_recording_refuses_bad_time_and_ambiguous_collection(recording, tmp
     assert len(plot_recording(two, tmp_path, collection_id="tactile/left")) == 3
     with pytest.raises(RecordingError, match="no collection 'tactile/x'"):
         plot_recording(two, tmp_path, collection_id="tactile/x")
+
+
+def test_default_time_is_the_sustained_peak_not_a_spike(layout):
+    """A 3-frame 10 N impact must not be chosen over a 1 s plateau at 2 N."""
+    from wuji_tactile_device.plot import Recording, frame_index_at
+
+    forces = np.zeros((300, layout.num_taxels, 3), np.float32)
+    forces[20:23, layout.seg_of == 0, 2] = -10.0 / layout.per_pad
+    forces[150:250, layout.seg_of == 1, 2] = -2.0 / layout.per_pad
+    rec = Recording("tactile/right", layout.metadata, np.arange(300) * 0.01, forces, 0)
+    k = frame_index_at(rec, None)
+    assert 150 <= k < 250
+    assert frame_index_at(rec, 0.205) == 20  # an explicit time: the nearest frame
+
+
+def test_colour_range_ignores_rare_outliers():
+    from wuji_tactile_device.plot import colour_range
+
+    values = np.concatenate([np.linspace(-0.4, 0.4, 10_000), [25.0]])
+    assert 0.39 < colour_range(values) < 0.41
+    assert colour_range(np.zeros(10)) == 1.0

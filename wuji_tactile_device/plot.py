@@ -114,7 +114,7 @@ def plot_taxel_maps(layout: PadLayout, forces: np.ndarray, *, vmax: float, title
             ax.set_ylabel(f"pad {'xyz'[v_axis]} [mm]", fontsize=8)
             ax.tick_params(labelsize=7)
     if mappable is not None:
-        bar = fig.colorbar(mappable, ax=axes, shrink=0.8)
+        bar = fig.colorbar(mappable, ax=axes, shrink=0.8, extend="both")
         bar.set_label(f"force component in taxel axes [N] (fixed range ±{vmax:.3g} N)")
     fig.suptitle((title + "\n" if title else "")
                  + "Taxel force components in taxel axes (+z = outward normal: pressing gives fz < 0)\n"
@@ -156,11 +156,25 @@ def plot_layout(metadata: TactileMetadata, forces: np.ndarray, *, vmax: float, t
     ax.set_xlabel("x [mm] (wrist frame)")
     ax.set_ylabel("y [mm] (+ back of hand)")
     ax.set_zlabel("z [mm] (+ toward forearm)")
-    bar = fig.colorbar(sc, ax=ax, shrink=0.6, pad=0.1)
+    bar = fig.colorbar(sc, ax=ax, shrink=0.6, pad=0.1, extend="max")
     bar.set_label(f"|f| per taxel [N] (fixed range 0…{vmax:.3g} N)")
     ax.set_title((title + "\n" if title else "")
                  + "Taxel layout in the wrist frame (OpenXR), bind configuration", fontsize=10)
     return fig
+
+
+#: Percentile of the recording's nonzero |force| values that sets the default colour range: a few
+#: transient spikes would otherwise wash every map out; larger values saturate (the colour bar
+#: shows the arrows).
+RANGE_PERCENTILE = 99.9
+
+
+def colour_range(values: np.ndarray) -> float:
+    """Default fixed colour range [N] of `values` (any shape): the `RANGE_PERCENTILE` percentile
+    of the nonzero absolute values, 1 N when all are zero."""
+    a = np.abs(np.asarray(values, dtype=np.float64)).ravel()
+    a = a[a > 0]
+    return float(np.percentile(a, RANGE_PERCENTILE)) if a.size else 1.0
 
 
 def resultants_of(recording: Recording) -> np.ndarray:
@@ -168,13 +182,23 @@ def resultants_of(recording: Recording) -> np.ndarray:
     return pad_resultants(pad_layout_of(recording.metadata), recording.forces)
 
 
+#: Window [frames] of the running median that picks the default time: contact transients of a few
+#: frames (impacts, releases) must not be mistaken for the representative load.
+PEAK_MEDIAN_FRAMES = 31
+
+
 def frame_index_at(recording: Recording, time_s: float | None) -> int:
-    """Index of the frame nearest `time_s` [s since the first frame]; `None` = the frame with the
-    largest total pad-resultant magnitude. Raises `TactileError` when `time_s` lies outside."""
+    """Index of the frame nearest `time_s` [s since the first frame]. `None`: the frame where the
+    total pad force (Σ of the five resultant magnitudes), after a running median over
+    `PEAK_MEDIAN_FRAMES` frames, is largest — the sustained peak, not a one-frame spike.
+    Raises `TactileError` when `time_s` lies outside the recording."""
     times = recording.times_s
     if time_s is None:
         total = np.linalg.norm(resultants_of(recording), axis=2).sum(axis=1)
-        return int(np.argmax(total))
+        w = min(PEAK_MEDIAN_FRAMES, total.shape[0])
+        padded = np.pad(total, (w // 2, w - 1 - w // 2), mode="edge")
+        smooth = np.median(np.lib.stride_tricks.sliding_window_view(padded, w), axis=1)
+        return int(np.argmax(smooth))
     if not (times[0] - 1e-9 <= time_s <= times[-1] + 1e-9):
         raise TactileError(f"time {time_s} s is outside the recording of {recording.collection_id!r} "
                            f"({times[0]:.3f} … {times[-1]:.3f} s since its first frame)")
@@ -215,11 +239,15 @@ def load_recording(path: str | Path, collection_id: str | None = None) -> Record
 
 
 def plot_recording(path: str | Path, out_dir: str | Path | None = None, *, time_s: float | None = None,
-                   collection_id: str | None = None) -> list[Path]:
+                   collection_id: str | None = None, vmax: float | None = None) -> list[Path]:
     """Write `<stem>_resultants.png`, `<stem>_taxel_maps.png`, `<stem>_layout.png` for one
     collection of an MCAP file into `out_dir` (default: next to the file); returns the paths.
     `time_s` [s since the first frame] picks the frame of the maps and the layout (default: the
-    frame with the largest total pad force)."""
+    sustained largest total pad force). `vmax` [N]: colour range of the maps (±vmax) and the
+    layout (0…vmax); default: the 99.9th percentile of the recording's nonzero values."""
+    if vmax is not None and not (np.isfinite(vmax) and vmax > 0):
+        raise TactileError(f"colour range must be a finite number of newtons > 0, got {vmax!r}")
+    vmax_norm = vmax
     plt = _pyplot()
     path = Path(path)
     out_dir = path.parent if out_dir is None else Path(out_dir)
@@ -229,9 +257,10 @@ def plot_recording(path: str | Path, out_dir: str | Path | None = None, *, time_
     resultants = pad_resultants(layout, rec.forces)
     k = frame_index_at(rec, time_s)
     t_k = float(rec.times_s[k])
-    when = f"t = {t_k:.3f} s" + (" (frame of peak total pad force)" if time_s is None else "")
-    vmax = float(np.abs(rec.forces).max()) or 1.0  # fixed over the whole recording
-    vmax_norm = float(np.linalg.norm(rec.forces, axis=2).max()) or 1.0
+    when = f"t = {t_k:.3f} s" + (" (sustained peak of total pad force)" if time_s is None else "")
+    # Colour ranges fixed over the whole recording (same colour = same force at every time).
+    vmax = colour_range(rec.forces) if vmax is None else vmax
+    vmax_norm = colour_range(np.linalg.norm(rec.forces, axis=2)) if vmax_norm is None else vmax_norm
     head = f"{path.name} — {rec.collection_id} — {rec.forces.shape[0]} frames, {rec.forces.shape[1]} taxels"
 
     outputs = []

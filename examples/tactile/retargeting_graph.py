@@ -10,7 +10,7 @@ frame once, through a real Isaac Teleop graph (no XR runtime needed) and prints 
 powers over time. Requires the extra: pip install 'wuji-tactile-device[isaacteleop]'.
 
 Usage: python examples/tactile/retargeting_graph.py FILE.mcap [--collection tactile/right]
-       [--full-scale 5.0] [--deadband 0.05] [--every 10]
+       [--full-scale 1.0] [--deadband 0.05] [--every 10]
 """
 from __future__ import annotations
 
@@ -52,8 +52,8 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"layout segments (default {WUJI_HAND2_SEGMENTS}, Wuji Hand 2)")
     parser.add_argument("--num-taxels", type=int, default=WUJI_HAND2_TAXELS,
                         help=f"layout taxels (default {WUJI_HAND2_TAXELS}, Wuji Hand 2)")
-    parser.add_argument("--full-scale", type=float, default=5.0, metavar="N",
-                        help="pad force [N] above the deadband that gives full power (default 5)")
+    parser.add_argument("--full-scale", type=float, default=1.0, metavar="N",
+                        help="pad force [N] above the deadband that gives full power (default 1)")
     parser.add_argument("--deadband", type=float, default=0.05, metavar="N",
                         help="pad force [N] below which a finger stays silent (default 0.05)")
     parser.add_argument("--every", type=int, default=10, metavar="K", help="print every K-th frame (default 10)")

@@ -6,6 +6,16 @@ import argparse
 import math
 
 
+def _newtons(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of newtons: {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"colour range must be a finite number of newtons > 0, got {text!r}")
+    return value
+
+
 def _seconds(text: str) -> float:
     try:
         value = float(text)
@@ -29,6 +39,9 @@ def register(subparsers) -> None:
     p.add_argument("--time", metavar="T", type=_seconds, default=None,
                    help="time of the maps and layout [s since the first frame] (default: the frame with the "
                         "largest total pad force)")
+    p.add_argument("--range", metavar="N", type=_newtons, default=None, dest="vmax",
+                   help="colour range [N] of the maps (±N) and the layout (0…N), e.g. to compare recordings "
+                        "(default: the 99.9th percentile of the recording's nonzero values)")
     p.add_argument("--collection", metavar="C", default=None,
                    help="collection to plot, e.g. tactile/right (default: the file's only collection)")
     p.set_defaults(run=run)
@@ -37,6 +50,7 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..plot import plot_recording
 
-    for path in plot_recording(args.input, args.out, time_s=args.time, collection_id=args.collection):
+    for path in plot_recording(args.input, args.out, time_s=args.time, collection_id=args.collection,
+                               vmax=args.vmax):
         print(path)
     return 0

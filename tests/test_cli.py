@@ -1,0 +1,248 @@
+"""`wuji-tactile`: every subcommand's --help, happy path and one bad-input path; exit codes; user
+errors on stderr as one line, never a traceback. Most run in-process through `cli.main(argv)`;
+the commands that must talk to another process (record from Zenoh) run the installed script."""
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from retargeting_helpers import CurvedPadLayout, press_profile, record_synthetic
+from wuji_tactile_device.cli import SUBCOMMANDS, main
+
+CID = "tactile/right"
+SCRIPT = shutil.which("wuji-tactile", path=str(Path(sys.executable).parent)) or "wuji-tactile"
+
+
+def cli(capsys, *argv: str) -> tuple[int, str, str]:
+    """Run `wuji-tactile argv...` in-process: (exit code, stdout, stderr)."""
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:  # argparse: --help (0) and usage errors (2)
+        code = exc.code if isinstance(exc.code, int) else 1
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def assert_user_error(code: int, err: str, command: str, *fragments: str) -> None:
+    assert code != 0
+    assert "Traceback" not in err
+    lines = err.splitlines()
+    assert any(line.startswith(f"wuji-tactile {command}: error:") for line in lines) \
+        or err.startswith("usage: wuji-tactile"), err
+    for fragment in fragments:
+        assert fragment in err, err
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def layout():
+    return CurvedPadLayout(per_pad=6)
+
+
+@pytest.fixture(scope="module")
+def recording(tmp_path_factory, layout) -> Path:
+    path = tmp_path_factory.mktemp("cli") / "press.mcap"
+    record_synthetic(path, layout, press_profile(layout, frames=40))
+    return path
+
+
+def run_script(*argv: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    """Run the installed `wuji-tactile` script (a real process, as a user would)."""
+    env = dict(os.environ, WUJI_TELEMETRY_DISABLE="1")
+    return subprocess.run([SCRIPT, *argv], capture_output=True, text=True, timeout=timeout, env=env)
+
+
+@pytest.fixture(scope="module")
+def sim_run(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    """`wuji-tactile sim --scenario press --record …` (13 s simulated, ≈ 1–2 s of CPU)."""
+    path = tmp_path_factory.mktemp("sim") / "press.mcap"
+    return path, run_script("sim", "--scenario", "press", "--record", str(path), "--quiet", timeout=300)
+
+
+@pytest.fixture(scope="module")
+def truncated(tmp_path_factory, recording) -> Path:
+    path = tmp_path_factory.mktemp("cli") / "cut.mcap"
+    data = recording.read_bytes()
+    path.write_bytes(data[: int(len(data) * 0.8)])
+    return path
+
+
+# --- every subcommand -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("command", SUBCOMMANDS)
+def test_help_for_every_subcommand(capsys, command):
+    code, out, err = cli(capsys, command, "--help")
+    assert code == 0 and err == ""
+    assert out.startswith(f"usage: wuji-tactile {command}")
+
+
+def test_top_level_help_lists_every_subcommand_and_no_command_is_a_usage_error(capsys):
+    code, out, _ = cli(capsys, "--help")
+    assert code == 0
+    assert all(c in out for c in SUBCOMMANDS)
+    code, _, err = cli(capsys)
+    assert code == 2 and "usage: wuji-tactile" in err
+
+
+# --- inspect / validate / recover ---------------------------------------------------------------
+
+def test_inspect(capsys, recording):
+    code, out, err = cli(capsys, "inspect", str(recording))
+    assert code == 0, err
+    assert CID in out and "core.TactileDataArrayRecord" in out and "core.TactileMetadataRecord" in out
+    assert "40" in out  # the data message count
+    code, _, err = cli(capsys, "inspect", str(recording.parent / "missing.mcap"))
+    assert_user_error(code, err, "inspect", "missing.mcap")
+
+
+def test_validate(capsys, recording, truncated):
+    code, out, _ = cli(capsys, "validate", str(recording))
+    assert code == 0 and f"{recording}: valid" in out
+    code, out, err = cli(capsys, "validate", str(truncated))
+    assert code == 1 and "INVALID" in out and "truncated" in out and "Traceback" not in err
+
+
+def test_recover(capsys, recording, truncated, tmp_path):
+    out_path = tmp_path / "fixed.mcap"
+    code, out, _ = cli(capsys, "recover", str(truncated), str(out_path))
+    assert code == 1, "data was lost, so recover reports it with exit 1"
+    assert out_path.exists()
+    code, out, _ = cli(capsys, "validate", str(out_path))
+    assert code == 0 and "valid" in out
+    code, _, err = cli(capsys, "recover", str(recording), str(out_path))  # exists, no --overwrite
+    assert_user_error(code, err, "recover", "already exists")
+    code, out, _ = cli(capsys, "recover", str(recording), str(out_path), "--overwrite")
+    assert code == 0, out
+
+
+# --- replay / record ----------------------------------------------------------------------------
+
+def test_replay_prints_every_frame_through_the_tracker(capsys, recording):
+    code, out, err = cli(capsys, "replay", str(recording))
+    assert code == 0, err
+    lines = [line for line in out.splitlines() if CID in line]
+    assert len(lines) == 40
+    assert "40 frames delivered" in err and "0 rejected" in err
+    code, _, err = cli(capsys, "replay", str(recording), "--collection", "tactile/left")
+    assert_user_error(code, err, "replay", "tactile/left")
+
+
+def test_record_from_zenoh_writes_a_valid_file(tmp_path, layout, capsys):
+    """The installed script records from Zenoh (own loopback port) while this process publishes."""
+    from wuji_tactile_device.publisher import TactilePublisher
+    from wuji_tactile_device.transport.zenoh_transport import ZenohTransport
+
+    port = free_port()
+    out_path = tmp_path / "live.mcap"
+    transport = ZenohTransport(listen=[f"tcp/127.0.0.1:{port}"], connect=[])
+    try:
+        recorder = subprocess.Popen([SCRIPT, "record", str(out_path), "-c", CID, "--duration", "4",
+                                     "--zenoh", f"tcp/127.0.0.1:{port}"],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        frames = press_profile(layout, frames=40)
+        with TactilePublisher(CID, layout.metadata, transport, metadata_period_s=0.2) as publisher:
+            k = 0
+            while recorder.poll() is None:
+                publisher.publish(frames[k % len(frames)], sample_time_ns=time.monotonic_ns())
+                k += 1
+                time.sleep(0.01)
+        _, err = recorder.communicate(timeout=30)
+    finally:
+        transport.close()
+    assert recorder.returncode == 0, err
+    assert "Traceback" not in err
+    written = int(err.split("wrote ")[1].split(": ")[1].split(" data")[0])
+    assert 0 < written <= k
+    code, out, _ = cli(capsys, "validate", str(out_path))
+    assert code == 0, out
+
+    bad = subprocess.run([SCRIPT, "record", str(tmp_path / "x.mcap"), "-c", "tactile//right", "--duration", "0.1"],
+                         capture_output=True, text=True, timeout=60)
+    assert_user_error(bad.returncode, bad.stderr, "record", "tactile//right")
+
+
+# --- sim / hw / echo ----------------------------------------------------------------------------
+
+def test_sim_press_records_and_prints_passing_checks(sim_run, capsys):
+    path, result = sim_run
+    assert result.returncode == 0, result.stderr
+    checks = [line for line in result.stdout.splitlines() if line.strip().startswith("[")]
+    assert len(checks) >= 3 and all("[PASS]" in c for c in checks), result.stdout
+    assert "Traceback" not in result.stderr
+    code, out, _ = cli(capsys, "validate", str(path))
+    assert code == 0, out
+    code, _, err = cli(capsys, "sim", "--scenario", "press", "--record", str(path), "--quiet")
+    assert_user_error(code, err, "sim", "already exists")
+    code, _, err = cli(capsys, "sim", "--scenario", "playback", "--quiet")
+    assert_user_error(code, err, "sim", "--joints")
+
+
+def test_hw_emulated_hand_records_the_same_layout_as_the_sim(tmp_path, sim_run, capsys):
+    from wuji_tactile_device.plot import load_recording
+
+    out_path = tmp_path / "hw.mcap"
+    result = run_script("hw", "--emulate", "--fast", "--record", str(out_path), timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "published 1300 frames" in result.stderr and "Traceback" not in result.stderr
+    hw, sim = load_recording(out_path), load_recording(sim_run[0])
+    assert hw.forces.shape == sim.forces.shape == (1300, 176, 3)
+    assert hw.metadata.num_segments == sim.metadata.num_segments == 5
+    code, _, err = cli(capsys, "hw", "--emulate", "--fast", "--fault", "bogus:index@1")
+    assert_user_error(code, err, "hw", "unknown kind 'bogus'")
+
+
+def test_echo_shows_a_recording(sim_run, capsys):
+    path, _ = sim_run
+    result = run_script("echo", "--file", str(path), "--count", "5", "--plain", timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "tactile/right: 176 taxels on 5 segments" in result.stdout and "delivered" in result.stdout
+    code, _, err = cli(capsys, "echo", "--file", str(path.parent / "nope.mcap"), "--count", "1", "--plain")
+    assert_user_error(code, err, "echo", "nope.mcap")
+
+
+# --- plot / bench -------------------------------------------------------------------------------
+
+def test_plot_writes_three_png_and_prints_their_paths(capsys, sim_run, tmp_path):
+    path, _ = sim_run
+    code, out, err = cli(capsys, "plot", str(path), "--out", str(tmp_path), "--time", "9.5")
+    assert code == 0, err
+    paths = [Path(line) for line in out.splitlines()]
+    assert [p.name for p in paths] == ["press_resultants.png", "press_taxel_maps.png", "press_layout.png"]
+    assert all(p.parent == tmp_path and p.stat().st_size > 10_000 for p in paths)
+    code, _, err = cli(capsys, "plot", str(path), "--out", str(tmp_path), "--time", "99")
+    assert_user_error(code, err, "plot", "time 99.0 s is outside the recording")
+    code, _, err = cli(capsys, "plot", str(path), "--time", "-1")
+    assert code == 2 and "time must be a finite number of seconds >= 0" in err
+    code, _, err = cli(capsys, "plot", str(path), "--range", "0")
+    assert code == 2 and "colour range must be a finite number of newtons > 0" in err
+
+
+def test_bench_prints_markdown_and_exit_code_follows_the_targets(capsys, monkeypatch):
+    code, out, err = cli(capsys, "bench", "--quick", "contract")
+    assert "| measurement | value | unit | note |" in out and "| target | measured | limit | result |" in out
+    assert (code == 0) == out.rstrip().endswith("all targets met")
+
+    from wuji_tactile_device import benchmarks
+
+    def failing(names, *, quick):
+        return [benchmarks.Section("fake", [benchmarks.Row("x", 1.0, "us")],
+                                   [benchmarks.Target("x / floor", 3.0, "<=", 2.0)])]
+    monkeypatch.setattr(benchmarks, "run_sections", failing)
+    code, out, _ = cli(capsys, "bench", "contract")
+    assert code == 1 and "| x / floor | 3 | <= 2 | FAIL |" in out and "1 target(s) failed" in out
+
+    code, _, err = cli(capsys, "bench", "nosuch")
+    assert code == 2 and "unknown section 'nosuch'" in err and "Traceback" not in err
