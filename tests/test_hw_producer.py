@@ -11,7 +11,7 @@ import pytest
 from wuji_tactile_device.errors import (CalibrationFileError, DeviceFormatError, FingerOfflineError,
                                         LayoutChangedError, ProducerError)
 from wuji_tactile_device.producers.hardware import (AxisMapping, EmulatedHand2, HardwareConfig, HardwareProducer,
-                                                    SdkFingertipDevice, write_full_scale)
+                                                    SdkFingertipDevice, simulation_layout, write_full_scale)
 from wuji_tactile_device.producers.hardware.emulator import DEFAULT_FULL_SCALE
 from wuji_tactile_device.producers.sim.taxels import taxel_poses_in_distal
 from wuji_tactile_device.producers.wuji_hand2 import FINGERS, lbs_metadata
@@ -44,7 +44,7 @@ def tick(emu, producer, tracker, f):
 @pytest.mark.parametrize("mounting", [True, False])
 def test_end_to_end_forces_within_quantisation_and_metadata_equals_simulation(side, mounting):
     emu = EmulatedHand2(side, mounting=mounting, positions=mounting)
-    fallback = None if mounting else dict(zip(FINGERS, taxel_poses_in_distal(side)))
+    fallback = None if mounting else simulation_layout(side)
     emu, producer, tracker = rig(side, emulator=emu, fallback_layout=fallback)
     assert set(producer.layout_sources.values()) == {"device" if mounting else "simulation layout"}
     for k in range(3):

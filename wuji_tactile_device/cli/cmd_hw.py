@@ -84,11 +84,9 @@ def register(subparsers) -> None:
 def _config(args):
     from ..producers.hardware import AxisMapping, HardwareConfig
 
-    fallback = None
-    if args.layout == "sim":
-        from ..producers.sim.taxels import taxel_poses_in_distal
-        from ..producers.wuji_hand2 import FINGERS
-        fallback = dict(zip(FINGERS, taxel_poses_in_distal(args.hand)))
+    from ..producers.hardware.layout_metadata import simulation_layout
+
+    fallback = simulation_layout(args.hand) if args.layout == "sim" else None
     return HardwareConfig(
         side=args.hand, collection_id=args.collection, axis_mapping=AxisMapping.parse(args.axes, args.force_sign),
         full_scale_path=args.full_scale, fallback_layout=fallback, assume_point_unit=args.assume_point_unit,

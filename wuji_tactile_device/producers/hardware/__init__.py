@@ -15,7 +15,8 @@ from .device import (FingertipDevice, FingertipFrame, FingertipInfo, FingertipSt
                      connect_sdk_hand, sdk_module)
 from .emulator import EmulatedHand2
 from .format import Aggregate, SensorFormat, build_format, parse_format
-from .layout_metadata import DEFAULT_AXIS_MAPPING, AxisMapping, device_taxel_poses, hardware_metadata
+from .layout_metadata import (DEFAULT_AXIS_MAPPING, AxisMapping, device_taxel_poses, hardware_metadata,
+                              simulation_layout)
 from .producer import FingerResultant, HardwareConfig, HardwareProducer, ProducerEvent, ResultantLog
 
 __all__ = [
@@ -23,5 +24,5 @@ __all__ = [
     "FingertipDevice", "FingertipFrame", "FingertipInfo", "FingertipStatus", "HardwareConfig", "HardwareProducer",
     "ProducerEvent", "ResultantLog", "SdkFingertipDevice", "SensorFormat", "TickAssembler", "build_format",
     "connect_sdk_hand", "device_taxel_poses", "hardware_metadata", "load_full_scale", "parse_format",
-    "sdk_module", "write_full_scale",
+    "sdk_module", "simulation_layout", "write_full_scale",
 ]

@@ -128,3 +128,11 @@ def hardware_metadata(side: str, formats: Mapping[str, SensorFormat], mapping: A
     metadata = lbs_metadata(side, per_finger)
     metadata.validate()
     return metadata, sources
+
+
+def simulation_layout(side: str) -> dict[str, np.ndarray]:
+    """The simulation's pad layout as a fallback for fingers whose format declares no placement:
+    per finger (P, 7) taxel poses in tip_sensor_frame (synthetic sensing locations, not measured)."""
+    from ..sim.taxels import taxel_poses_in_distal
+
+    return dict(zip(FINGERS, taxel_poses_in_distal(side)))
