@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import socket
 import statistics
 import subprocess
@@ -247,6 +248,8 @@ def _zenoh_section(quick: bool, section: Section) -> None:
             Row("zenoh 2×100 Hz: publisher→tracker latency p99", p99, "ms"),
             Row("zenoh 2×100 Hz: bare put→subscriber latency p50", b50, "ms", f"{len(bare)}/{expected} samples"),
             Row("zenoh 2×100 Hz: bare put→subscriber latency p99", b99, "ms"),
+            Row("zenoh 2×100 Hz: tracker p50 / p99 minus bare", p50 - b50, "ms",
+                f"p99 {p99 - b99:+.3f} ms: what publish + tracker add to Zenoh"),
             Row("zenoh burst: publisher→tracker sustained", t_rate, "frames/s",
                 f"received {t_received}/{rounds * burst}; send side {statistics.median(sent['tracker']):,.0f}/s; "
                 f"gaps {bc.frames_missing}, overflow {bc.overflowed}"),
@@ -299,6 +302,8 @@ def _inproc_section(quick: bool, section: Section) -> None:
 
 def run(quick: bool = False) -> Section:
     section = Section("Streams (176 taxels; Zenoh loopback between two processes)")
+    section.rows.append(Row("machine load average (1 min) at start", os.getloadavg()[0], "",
+                            f"{os.cpu_count()} CPUs; latency tails grow with load"))
     _inproc_section(quick, section)
     _zenoh_section(quick, section)
     return section
