@@ -90,5 +90,6 @@ def test_readme_commands_run_as_written(tmp_path):
     rows = {float(line.split()[0]): [float(v) for v in line.split()[1:]]
             for line in graph if re.match(r"^\s+\d+\.\d\d(\s+\d\.\d{3}){5}$", line)}
     assert len(rows) == 13  # every 100th of 1300 frames
-    assert all(0.40 < p < 0.50 for p in rows[9.0]), rows[9.0]  # the 0.5 N hold: (0.5 - 0.05) / 1
+    # The sim holds each pad at 0.5 N within 0.01 N (its own check): power (0.5 - 0.05) / 1 ± 0.01.
+    assert all(abs(p - 0.45) <= 0.011 for p in rows[9.0]), rows[9.0]
     assert rows[0.0] == [0.0] * 5 and rows[12.0] == [0.0] * 5  # before contact / after release
