@@ -319,3 +319,25 @@ def test_skinning_takes_isaac_teleops_own_hand_source(layout):
         inactive[key][0] = None
     out = graph.execute_pipeline({source.name: source.poll_tracker(), hands.name: inactive})
     assert all(out[k].is_none for k in ("taxel_positions_wrist", "taxel_positions_base", "taxel_forces_base"))
+
+
+def test_source_withholds_a_stale_frame_instead_of_repeating_it(layout):
+    """A producer that stops (crash, unplugged) must not leave the last touch in the graph."""
+    import time
+
+    bus = InProcessBus()
+    source = TactileSource("tactile", CID, 5, layout.num_taxels, source=bus, stale_after_s=0.05)
+    publisher = TactilePublisher(CID, layout.metadata, bus)
+    publisher.publish(_frame(layout.num_taxels, 1), sample_time_ns=1)
+    out = source.execute_pipeline({source.name: source.poll_tracker()})
+    assert not out["taxel_forces"].is_none
+    out = source.execute_pipeline({source.name: source.poll_tracker()})  # no new frame, but fresh
+    np.testing.assert_array_equal(out["taxel_forces"][0], _frame(layout.num_taxels, 1))
+    time.sleep(0.1)
+    out = source.execute_pipeline({source.name: source.poll_tracker()})
+    assert out["taxel_forces"].is_none and not out["tactile_layout"].is_none
+    publisher.publish(_frame(layout.num_taxels, 2), sample_time_ns=2)
+    out = source.execute_pipeline({source.name: source.poll_tracker()})
+    np.testing.assert_array_equal(out["taxel_forces"][0], _frame(layout.num_taxels, 2))
+    with pytest.raises(ValueError, match="stale_after_s must be None or > 0"):
+        TactileSource("t", CID, 5, 30, source=bus, stale_after_s=0)

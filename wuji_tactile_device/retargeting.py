@@ -20,6 +20,7 @@ per step `graph.execute_pipeline({source.name: source.poll_tracker()})`.
 """
 from __future__ import annotations
 
+import time
 from enum import IntEnum
 from typing import Any, Iterator, NamedTuple
 
@@ -51,6 +52,10 @@ from .metadata import TactileMetadata
 from .pads import NUM_PADS, pad_layout, pad_resultants
 from .tracker import DEFAULT_MAX_FLATBUFFER_SIZE, TactileFrame, TactileTracker
 from .transport.base import validate_collection_id
+
+#: `TactileSource.poll_tracker` withholds the newest frame once no new one arrived for this long
+#: [s]: ten periods of a 100 Hz producer.
+DEFAULT_STALE_AFTER_S = 0.1
 
 __all__ = [
     "TactileSource", "TaxelSkinning", "PadForceMagnitude", "TactileSample", "TactileSampleType",
@@ -160,8 +165,9 @@ class TactileSource(BaseRetargeter):
 
     Construct with `source=` (a transport or an `McapReplay`; the node creates its tracker) or
     `tracker=` (an existing `TactileTracker` of the same collection). Each step, call
-    `poll_tracker()` and feed its result as this node's leaf input; for a replay,
-    `iter_replay_inputs()` yields one input per recorded frame instead.
+    `poll_tracker()` and feed its result as this node's leaf input (forces turn absent when the
+    stream goes stale, see `stale_after_s`); for a replay, `iter_replay_inputs()` yields one input
+    per recorded frame instead.
 
     Inputs:
         - `tactile_sample`: `TactileSampleType` (filled by `poll_tracker`).
@@ -176,8 +182,13 @@ class TactileSource(BaseRetargeter):
 
     def __init__(self, name: str, collection_id: str, num_segments: int, num_taxels: int, *,
                  source: Any = None, tracker: TactileTracker | None = None,
-                 max_flatbuffer_size: int = DEFAULT_MAX_FLATBUFFER_SIZE) -> None:
+                 max_flatbuffer_size: int = DEFAULT_MAX_FLATBUFFER_SIZE,
+                 stale_after_s: float | None = DEFAULT_STALE_AFTER_S) -> None:
         _check_counts(f"TactileSource {name!r}", num_segments, num_taxels)
+        if stale_after_s is not None and not (np.isfinite(stale_after_s) and stale_after_s > 0):
+            raise ValueError(f"TactileSource {name!r}: stale_after_s must be None or > 0 [s], got {stale_after_s!r}")
+        self._stale_after_ns = None if stale_after_s is None else int(stale_after_s * 1e9)
+        self._last_new_frame_ns: int | None = None  # local monotonic clock of the last poll that got one
         self._collection_id = validate_collection_id(collection_id)
         self._num_segments = int(num_segments)
         self._num_taxels = int(num_taxels)
@@ -202,10 +213,20 @@ class TactileSource(BaseRetargeter):
         return self._tracker
 
     def poll_tracker(self, deviceio_session: Any = None) -> RetargeterIO:
-        """Update the tracker and return this node's leaf input (latest frame: live semantics).
-        `deviceio_session` is accepted for symmetry with Isaac Teleop's sources and unused."""
-        self._tracker.update()
-        return self.inputs_for(self._tracker.get_metadata(), self._tracker.get_data())
+        """Update the tracker and return this node's leaf input: live semantics, the newest frame.
+        When no new frame has arrived for `stale_after_s` (producer stopped, crashed or cut off),
+        the frame is withheld, so `taxel_forces` becomes absent instead of repeating the last touch
+        forever; the layout stays (it is static). `deviceio_session` is accepted for symmetry with
+        Isaac Teleop's sources and unused."""
+        delivered = self._tracker.update()
+        now = time.monotonic_ns()
+        if delivered:
+            self._last_new_frame_ns = now
+        frame = self._tracker.get_data()
+        if self._stale_after_ns is not None and frame is not None and (
+                self._last_new_frame_ns is None or now - self._last_new_frame_ns > self._stale_after_ns):
+            frame = None
+        return self.inputs_for(self._tracker.get_metadata(), frame)
 
     def inputs_for(self, metadata: TactileMetadata | None, frame: TactileFrame | None) -> RetargeterIO:
         """This node's leaf input for one given sample (for replay loops and tests)."""
