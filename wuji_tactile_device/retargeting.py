@@ -10,7 +10,7 @@
 - `TaxelSkinning`: `tactile_layout` + one hand's joint poses in the hand tracker's base space
   (Isaac Teleop's `HandInput`) [+ `taxel_forces`] → taxel positions in the wrist frame and in
   base space [m] and, for rigidly attached taxels, taxel forces rotated into base space [N]. The
-  math is the contract core's (`geometry.rebase_to_root`, `lbs_positions`, `rotate_forces_to_root`).
+  math is the contract core's (`geometry.rebase_to_root`, `skin_taxel_positions`, `rigid_taxel_poses`).
 - `PadForceMagnitude`: taxel forces + layout → the magnitude of each finger pad's resultant
   force, `TactileVector(5)` [N] (thumb … pinky), ready for Isaac Teleop's
   `TactileVectorToFingerPower`.
@@ -362,14 +362,18 @@ class TaxelSkinning(BaseRetargeter):
         t_base_wrist = base_poses[int(HandJoint.WRIST)]
         current = geometry.rebase_to_root(t_base_wrist, base_poses[joint_ids])  # (J, 7) wrist frame
         metadata = self._metadata_of(layout)
-        p_wrist = geometry.skin_taxel_positions(metadata, current)
+        if forces.is_none:
+            p_wrist = geometry.skin_taxel_positions(metadata, current)  # LBS
+            forces_base.set_none()
+        else:
+            # Forces need each taxel's rigid frame C·B⁻¹·T_bind (refused for blended taxels); its
+            # translation is the LBS position of a rigid taxel, so one call serves both.
+            taxel_poses = geometry.rigid_taxel_poses(metadata, current)
+            p_wrist = taxel_poses[:, :3]
+            f_wrist = geometry.pose_rotate(taxel_poses, forces[0])
+            forces_base[0] = geometry.pose_rotate(t_base_wrist, f_wrist).astype(np.float32)
         pos_wrist[0] = p_wrist.astype(np.float32)
         pos_base[0] = geometry.pose_apply(t_base_wrist, p_wrist).astype(np.float32)
-        if forces.is_none:
-            forces_base.set_none()
-            return
-        f_wrist = geometry.taxel_forces_in_root(metadata, current, forces[0])
-        forces_base[0] = geometry.pose_rotate(t_base_wrist, f_wrist).astype(np.float32)
 
     def _metadata_of(self, layout) -> TactileMetadata:
         """The layout as a `TactileMetadata` for the core geometry functions, rebuilt only when
