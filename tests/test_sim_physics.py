@@ -223,3 +223,59 @@ def test_metadata_validates_and_lbs_reproduces_simulated_taxels_at_a_bent_pose(s
     # And the shared kinematics agree with MuJoCo at that pose.
     fk = wh.segment_poses_in_wrist(side, q)
     np.testing.assert_allclose(np.stack([fk[f] for f in wh.FINGERS])[:, :3], sim.segment_poses_in_wrist()[:, :3], atol=1e-9)
+
+
+def _reference_image(pad, contacts_p, contacts_f):
+    """The distribution rule evaluated directly over every valid pixel of one pad (pad frame)."""
+    valid = pad.pixel_valid
+    pts = pad.pixel_positions[valid]
+    out = np.zeros((valid.sum(), 3))
+    for p, f in zip(contacts_p, contacts_f):
+        d2 = ((pts - p) ** 2).sum(axis=1)
+        delta = d2 - d2.min()
+        u = np.where(delta <= (3 * 0.0015) ** 2, np.exp(-delta / (2 * 0.0015 ** 2)), 0.0)
+        out += (u / u.sum())[:, None] * f
+    img = np.zeros((3,) + valid.shape)
+    img[:, valid] = out.T
+    return img
+
+
+def test_force_images_follow_the_rule_on_every_valid_pixel():
+    from wuji_tactile_device.producers.sim.scenarios import PressScenario
+    from wuji_tactile_device.producers.sim.producer import run_scenario
+    got = {}
+
+    def grab(sim, reading):
+        if sim.frames == 800:
+            got["contacts"], _, _ = sim.contacts.pad_contacts(sim.data)
+            got["reading"] = sim.read(images=True)
+
+    run_scenario(PressScenario(), max_frames=800, on_frame=grab)
+    c, r = got["contacts"], got["reading"]
+    assert len(c.pad) >= 5
+    for k, pad in enumerate(pad_layouts("right")):
+        sel = c.pad == k
+        ref = _reference_image(pad, c.position_distal[sel], c.force_pad[sel])
+        np.testing.assert_allclose(r.images[k], ref, rtol=0, atol=1e-12)
+        assert np.all(r.images[k][:, ~pad.pixel_valid] == 0)
+        np.testing.assert_allclose(r.images[k].sum(axis=(1, 2)), r.resultants[k], rtol=0, atol=1e-9)
+    valid_counts = [int(p.pixel_valid.sum()) for p in pad_layouts("right")]
+    assert valid_counts == [1394, 1390, 1390, 1390, 1390]
+
+
+def test_force_images_exact_for_contacts_off_the_surface():
+    """Contacts far off the surface (the window cannot decide) fall back to the whole pad."""
+    from wuji_tactile_device.producers.sim.contact_forces import PadContacts
+    spec = build_hand_spec("right")
+    spec.worldbody.add_body(name="far", pos=[0.5, 0, 0]).add_geom(name="far_geom", type=mujoco.mjtGeom.mjGEOM_BOX, size=[0.01] * 3)
+    sim = HandSimulation("right", spec, ["far_geom"])
+    pad = pad_layouts("right")[2]
+    on = pad.pad_origin
+    off = pad.pad_origin + np.array([0.0, 0.006, -0.004])          # 6 mm out of the surface
+    edge = np.array([0.0075, 0.002, -0.024])                       # near the side and the tip
+    p = np.stack([on, off, edge])
+    f = np.array([[0.01, 0.2, -0.03], [0.0, 0.1, 0.0], [0.02, 0.05, 0.01]])
+    c = PadContacts(np.array([2, 2, 2]), f, f, p)  # force_distal unused by the images
+    img = sim.contacts._images(c, np.eye(5)[c.pad])
+    np.testing.assert_allclose(img[2], _reference_image(pad, p, f), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(img[2].sum(axis=(1, 2)), f.sum(axis=0), rtol=0, atol=1e-12)

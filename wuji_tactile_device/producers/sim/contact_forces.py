@@ -37,7 +37,7 @@ class PadContacts(NamedTuple):
 
     pad: np.ndarray            # (C,) pad index 0..4 (thumb → pinky)
     force_pad: np.ndarray      # (C, 3) force on the pad in its pad frame [N]
-    force_world: np.ndarray    # (C, 3) force on the pad in world axes [N]
+    force_distal: np.ndarray   # (C, 3) force on the pad in the distal body frame [N]
     position_distal: np.ndarray  # (C, 3) pad-surface contact point in the distal frame [m]
 
 
@@ -64,16 +64,19 @@ def contact_frame_forces(model: mujoco.MjModel, data: mujoco.MjData, idx: np.nda
     con = data.contact
     adr = con.efc_address[idx]
     dim = con.dim[idx]
-    out = np.zeros((len(idx), 3))
     if len(idx) == 0:
-        return out
+        return np.zeros((0, 3))
     efc = data.efc_force
     if model.opt.cone == mujoco.mjtCone.mjCONE_ELLIPTIC:
+        if dim.min() >= 3:  # the common case: normal, t1, t2 are the first three rows
+            return efc[adr[:, None] + _XYZ]
+        out = np.zeros((len(idx), 3))
         out[:, 0] = efc[adr]
         fr = dim > 1
         out[fr, 1] = efc[adr[fr] + 1]
         out[fr, 2] = efc[adr[fr] + 2]
         return out
+    out = np.zeros((len(idx), 3))
     # Pyramidal: 2(dim−1) rows per contact (1 row for dim 1); same operation order as MuJoCo.
     one = dim == 1
     out[one, 0] = efc[adr[one]]
@@ -113,6 +116,19 @@ class ContactForceModel:
             self.pad_of_geom[:-1][model.body_weldid[model.geom_bodyid] == b] = k
         if np.any(self.pad_of_geom[obj] >= 0):
             raise ProducerError("sim: an object geom belongs to a distal segment")
+        self.elliptic = model.opt.cone == mujoco.mjtCone.mjCONE_ELLIPTIC
+        # Elliptic cones with condim ≥ 3 on every measured pair (no explicit pairs; a pair's condim
+        # is the larger geom's, or the higher-priority geom's): force = first three efc rows.
+        self.efc_first_three = bool(self.elliptic and model.npair == 0 and _pairs_condim_at_least_3(model, obj, self.pad_of_geom))
+        self._code_pad = np.array([-1, 0, 1, 2, 3, 4, 4, 3, 2, 1, 0])          # index = code mod 11
+        self._code_sign = np.array([0.0, 1, 1, 1, 1, 1, -1, -1, -1, -1, -1])[:, None]
+        # Geom-pair lookup: +(k+1) when geom[1] is pad k's segment and geom[0] the object,
+        # −(k+1) for the reverse order, 0 otherwise (index −1 = flex lands on the zero row/col).
+        self.pair_code = np.zeros((model.ngeom + 1, model.ngeom + 1), dtype=np.int64)
+        pads_of = self.pad_of_geom[:-1]
+        for g in np.flatnonzero(pads_of >= 0):
+            self.pair_code[obj, g] = pads_of[g] + 1
+            self.pair_code[g, obj] = -(pads_of[g] + 1)
         counts = [len(p.positions) for p in self.pads]
         self.taxel_pad = np.repeat(np.arange(5), counts)
         self.taxel_pos = np.concatenate([p.positions for p in self.pads])          # (N, 3) distal
@@ -122,90 +138,193 @@ class ContactForceModel:
         # Taxel axes expressed in their pad frame: f_taxel = R_tpᵀ f_pad.
         self.taxel_rot_in_pad = np.einsum("nji,njk->nik", self.pad_rot[self.taxel_pad], taxel_rot)
         self.radius = np.array([p.active_radius for p in self.pads])
+        self.radius_sq = self.radius ** 2
+        self.side_sign = float(self.pads[0].geometry.pad_side)
+        if not all(np.array_equal(p.pad_rotation, self.pads[0].pad_rotation) for p in self.pads):
+            raise AssertionError("pad frames differ between pads of one hand")
+        self.pad_rot_common = self.pads[0].pad_rotation                 # columns: pad axes (distal)
         self.pad_side = np.array([p.geometry.pad_side for p in self.pads])
         self.num_taxels = len(self.taxel_pos)
-        # Force-image pixels (valid ones only), flattened per pad.
-        self.pix_pos = np.concatenate([p.pixel_positions[p.pixel_valid] for p in self.pads])
-        self.pix_pad = np.concatenate([np.full(int(p.pixel_valid.sum()), k) for k, p in enumerate(self.pads)])
-        self.pix_flat_index = np.concatenate([np.flatnonzero(p.pixel_valid.ravel()) for p in self.pads])
+        # Own-pad lookups, padded to the largest pad (padding sits 1 km away: never nearest,
+        # always beyond the cutoff): taxels (5, 40, 3) and image pixels (5, P, 3).
+        self.pad_slots = _padded([p.positions for p in self.pads])
+        self.pad_slot_normals = _padded([p.normals for p in self.pads], fill=0.0)
+        self.slot_to_taxel = _padded_index([len(p.positions) for p in self.pads])
+        self.taxel_slot = np.flatnonzero(self.slot_to_taxel.ravel() >= 0)   # slot of each taxel
+        self.pix_slots = _padded([p.pixel_positions[p.pixel_valid] for p in self.pads])
+        pix_valid_slot = _padded_index([int(p.pixel_valid.sum()) for p in self.pads]) >= 0
+        flat = [k * IMAGE_SHAPE[0] * IMAGE_SHAPE[1] + np.flatnonzero(p.pixel_valid.ravel())
+                for k, p in enumerate(self.pads)]
+        self.pix_valid_slot = pix_valid_slot.ravel()
+        self.pix_image_index = np.concatenate(flat)   # image pixel of each valid slot, slot order
+        self._eye5 = np.eye(5)
+        # Full image grids per pad for windowed image distribution (invalid pixels far away).
+        grid = np.stack([p.pixel_positions for p in self.pads])                  # (5, 48, 32, 3)
+        self.pix_grid = np.where(np.isfinite(grid), grid, _FAR)
+        g = [p.geometry for p in self.pads]
+        self.grid_z0 = np.array([-0.006 for _ in g])   # first row's upper edge (pad top − boundary)
+        self.grid_dz = np.array([((gg.z_bottom - gg.radius) - (-0.006)) / IMAGE_SHAPE[0] for gg in g])  # < 0
+        self.grid_x0 = np.array([-gg.radius for gg in g])
+        self.grid_dx = np.array([2 * gg.radius / IMAGE_SHAPE[1] for gg in g])
+        self.inv_dz = 1.0 / np.abs(self.grid_dz)
+        self.inv_dx = 1.0 / self.grid_dx
+        # Smallest grid-plane distance from a contact to its window's border [m²] (see _images).
+        self.window_bound_sq = np.minimum(_WIN_ROWS * np.abs(self.grid_dz), _WIN_COLS * self.grid_dx) ** 2
+        flat_grid = self.pix_grid.reshape(-1, 3)
+        self.pix_x, self.pix_y, self.pix_z = (np.ascontiguousarray(flat_grid[:, i]) for i in range(3))
+        self.pix_sq = (flat_grid * flat_grid).sum(axis=1)
+        self._win_offsets = (np.arange(-_WIN_ROWS, _WIN_ROWS + 1)[:, None] * IMAGE_SHAPE[1]
+                             + np.arange(-_WIN_COLS, _WIN_COLS + 1)).ravel()
+        self._xyz = np.arange(3)
 
     # -- contact selection ------------------------------------------------------------------------
-    def pad_contacts(self, data: mujoco.MjData) -> tuple[PadContacts, int]:
-        """Accepted pad contacts of the current state and the number rejected by the mask."""
-        empty = PadContacts(np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3)))
+    def pad_contacts(self, data: mujoco.MjData) -> tuple[PadContacts, int, np.ndarray | None]:
+        """Accepted pad contacts of the current state, the number rejected by the mask, and the
+        accepted contacts' squared distances to their pad's taxel slots (C, 40) [m²]."""
         n = data.ncon
         if n == 0:
-            return empty, 0
+            return _EMPTY, 0, None
         con = data.contact
-        geom = con.geom  # (n, 2); −1 for flex → indexes the extra slot (never pad nor object)
-        pad0, pad1 = self.pad_of_geom[geom[:, 0]], self.pad_of_geom[geom[:, 1]]
-        obj0, obj1 = self.is_object[geom[:, 0]], self.is_object[geom[:, 1]]
-        pad_is_g1 = (pad1 >= 0) & obj0
-        cand = (con.efc_address >= 0) & (((pad0 >= 0) & obj1) | pad_is_g1)
-        idx = np.flatnonzero(cand)
+        geom = con.geom  # (n, 2); −1 for flex → the zero row/column of pair_code
+        adr = con.efc_address
+        code = self.pair_code[geom[:, 0], geom[:, 1]]
+        idx = np.flatnonzero(code * (adr >= 0))
         if idx.size == 0:
-            return empty, 0
-        g1 = pad_is_g1[idx]
-        pad = np.where(g1, pad1[idx], pad0[idx])
-        sign = np.where(g1, 1.0, -1.0)
+            return _EMPTY, 0, None
+        code = code[idx]
+        pad = self._code_pad[code]                         # negative codes wrap to the table's end
+        sign = self._code_sign[code]                       # +1: the pad is geom[1]; (C, 1)
         frame = con.frame[idx].reshape(-1, 3, 3)          # rows: normal, t1, t2 (world)
-        f_c = contact_frame_forces(self.model, data, idx)
-        f_world = sign[:, None] * np.einsum("cki,ck->ci", frame, f_c)   # force ON the pad
-        n_out = -sign[:, None] * frame[:, 0, :]           # pad → object
-        p_surf = con.pos[idx] - n_out * (0.5 * con.dist[idx])[:, None]
+        if self.efc_first_three:
+            f_c = data.efc_force[adr[idx, None] + _XYZ]
+        else:
+            f_c = contact_frame_forces(self.model, data, idx)
         body = self.distal_bodies[pad]
         R = data.xmat[body].reshape(-1, 3, 3)
-        p_loc = np.einsum("cji,cj->ci", R, p_surf - data.xpos[body])
-        n_loc = np.einsum("cji,cj->ci", R, n_out)
-        f_loc = np.einsum("cji,cj->ci", R, f_world)
-        # Active-pad mask.
-        d2 = self._sq_dist(p_loc, pad, self.taxel_pos, self.taxel_pad)
-        nearest = np.argmin(d2, axis=1)
-        near_ok = np.sqrt(d2[np.arange(len(idx)), nearest]) <= self.radius[pad]
-        front = self.pad_side[pad] * p_loc[:, 1] > 0
-        aligned = np.einsum("ci,ci->c", n_loc, self.taxel_normal[nearest]) >= MIN_NORMAL_ALIGNMENT
-        ok = front & near_ok & aligned
-        f_pad = np.einsum("cji,cj->ci", self.pad_rot[pad[ok]], f_loc[ok])
-        return PadContacts(pad[ok], f_pad, f_world[ok], p_loc[ok]), int((~ok).sum())
-
-    @staticmethod
-    def _sq_dist(p: np.ndarray, pad: np.ndarray, pts: np.ndarray, pts_pad: np.ndarray) -> np.ndarray:
-        d2 = ((p[:, None, :] - pts[None, :, :]) ** 2).sum(axis=2)
-        d2[pad[:, None] != pts_pad[None, :]] = np.inf
-        return d2
-
-    @staticmethod
-    def _weights(d2: np.ndarray) -> np.ndarray:
-        delta = d2 - d2.min(axis=1, keepdims=True)
-        u = np.where(delta <= CUTOFF, np.exp(-delta / (2 * SIGMA * SIGMA)), 0.0)
-        return u / u.sum(axis=1, keepdims=True)
+        rows_loc = np.einsum("cji,ckj->cki", R, frame)           # contact frame rows, distal frame
+        f_loc = np.einsum("ck,cki->ci", f_c * sign, rows_loc)    # force ON the pad (distal frame)
+        n_loc = rows_loc[:, 0] * -sign                           # pad → object
+        # Pad-surface contact point: contact midpoint moved half the (signed) distance along n.
+        p_loc = np.einsum("cji,cj->ci", R, con.pos[idx] - data.xpos[body]) - n_loc * (0.5 * con.dist[idx, None])
+        # Active-pad mask: front side, nearest taxel within r, normal alignment.
+        d2 = _sq_dist(p_loc, self.pad_slots[pad])
+        nearest = d2.argmin(axis=1)
+        ok = ((d2.min(axis=1) <= self.radius_sq[pad]) & (self.side_sign * p_loc[:, 1] > 0)
+              & (np.einsum("ci,ci->c", n_loc, self.pad_slot_normals[pad, nearest]) >= MIN_NORMAL_ALIGNMENT))
+        rejected = len(idx) - int(np.count_nonzero(ok))
+        if rejected:
+            pad, f_loc, p_loc, d2 = pad[ok], f_loc[ok], p_loc[ok], d2[ok]
+        f_pad = f_loc @ self.pad_rot_common                        # R_padᵀ f_distal (same R on every pad)
+        return PadContacts(pad, f_pad, f_loc, p_loc), rejected, d2
 
     # -- distribution -----------------------------------------------------------------------------
     def read(self, data: mujoco.MjData, *, images: bool = False) -> TactileReading:
         """The tactile reading of the current state (call after `mj_forward`)."""
-        contacts, rejected = self.pad_contacts(data)
-        res = np.zeros((5, 3))
-        world = np.zeros((5, 3))
+        contacts, rejected, d2 = self.pad_contacts(data)
         if len(contacts.pad) == 0:
-            taxel_pad = np.zeros((self.num_taxels, 3))
-            taxel = np.zeros((self.num_taxels, 3), dtype=np.float32)
             img = np.zeros((5, 3) + IMAGE_SHAPE) if images else None
-            return TactileReading(taxel, taxel_pad, res, world, 0, rejected, img)
-        w = self._weights(self._sq_dist(contacts.position_distal, contacts.pad, self.taxel_pos, self.taxel_pad))
-        taxel_pad = w.T @ contacts.force_pad                       # (N, 3) pad frame
-        np.add.at(res, contacts.pad, contacts.force_pad)
-        np.add.at(world, contacts.pad, contacts.force_world)
-        taxel = np.einsum("nji,nj->ni", self.taxel_rot_in_pad, taxel_pad).astype(np.float32)
-        img = self._images(contacts) if images else None
+            return TactileReading(np.zeros((self.num_taxels, 3), np.float32), np.zeros((self.num_taxels, 3)),
+                                  np.zeros((5, 3)), np.zeros((5, 3)), 0, rejected, img)
+        onehot = self._eye5[contacts.pad]                              # (C, 5)
+        w = _weights(d2)                                               # (C, 40) own-pad slots
+        per_contact = np.concatenate([contacts.force_pad, contacts.force_distal,
+                                      (w[:, :, None] * contacts.force_pad[:, None, :]).reshape(len(w), -1)], axis=1)
+        summed = onehot.T @ per_contact                                # (5, 6 + 40·3), per pad
+        res = summed[:, :3]
+        # Per-pad world force: every contact of a pad shares its distal body's rotation.
+        world = np.einsum("kij,kj->ki", data.xmat[self.distal_bodies].reshape(5, 3, 3), summed[:, 3:6])
+        taxel_pad = summed[:, 6:].reshape(-1, 3)[self.taxel_slot]     # (176, 3) pad frame
+        taxel = np.einsum("ni,nij->nj", taxel_pad, self.taxel_rot_in_pad).astype(np.float32)
+        img = self._images(contacts, onehot) if images else None
         return TactileReading(taxel, taxel_pad, res, world, len(contacts.pad), rejected, img)
 
-    def _images(self, contacts: PadContacts) -> np.ndarray:
-        """(5, 3, 48, 32) pad-frame force images [N/pixel]; zero outside the valid mask."""
-        w = self._weights(self._sq_dist(contacts.position_distal, contacts.pad, self.pix_pos, self.pix_pad))
-        pix = w.T @ contacts.force_pad                              # (P, 3)
-        img = np.zeros((5, 3, IMAGE_SHAPE[0] * IMAGE_SHAPE[1]))
-        img[self.pix_pad, :, self.pix_flat_index] = pix
-        return img.reshape((5, 3) + IMAGE_SHAPE)
+    def _images(self, contacts: PadContacts, onehot: np.ndarray) -> np.ndarray:
+        """(5, 3, 48, 32) pad-frame force images [N/pixel]; zero outside the valid mask.
+
+        Same rule as the taxels, evaluated on a window of 25 × 21 pixels around each contact: a
+        pixel's 3D distance is at least its distance in the (x, z) grid plane, and every pixel
+        outside the window is at least `window_bound` (≥ 5 mm) away in that plane, so when the
+        nearest window pixel's r² plus the cutoff (3σ)² stays below window_bound², no outside pixel
+        can be nearest or inside the cutoff: the windowed result is exact. Contacts failing that
+        test (far off the surface) use every pixel of their pad."""
+        rows_n, cols_n = IMAGE_SHAPE
+        npx = rows_n * cols_n
+        p, pad = contacts.position_distal, contacts.pad
+        fr = (self.grid_z0[pad] - p[:, 2]) * self.inv_dz[pad]          # fractional row, col
+        fc = (p[:, 0] - self.grid_x0[pad]) * self.inv_dx[pad]
+        r0 = np.minimum(np.maximum(fr.astype(np.int64), _WIN_ROWS), rows_n - 1 - _WIN_ROWS)
+        c0 = np.minimum(np.maximum(fc.astype(np.int64), _WIN_COLS), cols_n - 1 - _WIN_COLS)
+        flat = (pad * npx + r0 * cols_n + c0)[:, None] + self._win_offsets             # (C, R·K)
+        d2 = (self.pix_sq[flat] - 2.0 * (self.pix_x[flat] * p[:, 0:1] + self.pix_y[flat] * p[:, 1:2]
+                                         + self.pix_z[flat] * p[:, 2:3])) + (p * p).sum(axis=1)[:, None]
+        # Every pixel outside the window is ≥ window_bound away in the grid plane, hence in 3D.
+        exact = d2.min(axis=1) + CUTOFF < self.window_bound_sq[pad]
+        img = np.zeros((3, 5 * npx))
+        if not exact.all():  # the whole pad for contacts the window cannot settle (far off the surface)
+            far = np.flatnonzero(~exact)
+            full = (pad[far] * npx)[:, None] + np.arange(npx)
+            w_far = _weights(_sq_dist(p[far], self.pix_grid[pad[far]].reshape(-1, npx, 3)))
+            for axis in range(3):
+                img[axis] += np.bincount(full.ravel(), (w_far * contacts.force_pad[far, axis:axis + 1]).ravel(), 5 * npx)
+            flat, d2, f = flat[exact], d2[exact], contacts.force_pad[exact]
+        else:
+            f = contacts.force_pad
+        if len(flat):
+            w = _weights(d2)
+            idx = flat.ravel()
+            for axis in range(3):
+                img[axis] += np.bincount(idx, (w * f[:, axis:axis + 1]).ravel(), 5 * npx)
+        return img.reshape(3, 5, rows_n, cols_n).transpose(1, 0, 2, 3)
+
+
+def _pairs_condim_at_least_3(model: mujoco.MjModel, obj: np.ndarray, pad_of_geom: np.ndarray) -> bool:
+    pads = np.flatnonzero(pad_of_geom[:-1] >= 0)
+    for g in pads:
+        for o in obj:
+            pg, po = model.geom_priority[g], model.geom_priority[o]
+            cd = (model.geom_condim[g] if pg > po else model.geom_condim[o] if po > pg
+                  else max(model.geom_condim[g], model.geom_condim[o]))
+            if cd < 3:
+                return False
+    return True
+
+
+_EMPTY = PadContacts(np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3)))
+_FAR = 1e3  # [m] position of padding slots
+_XYZ = np.arange(3)
+_WIN_ROWS, _WIN_COLS = 12, 10  # image window half sizes [pixels] (≥ 5 mm ≥ 3σ + pixel)
+
+
+def _padded(arrays: list[np.ndarray], fill: float = _FAR) -> np.ndarray:
+    n = max(len(a) for a in arrays)
+    out = np.full((len(arrays), n, 3), fill)
+    for k, a in enumerate(arrays):
+        out[k, :len(a)] = a
+    return out
+
+
+def _padded_index(counts: list[int]) -> np.ndarray:
+    """(5, max) global index of each pad slot (taxel order thumb → pinky), −1 for padding."""
+    out = np.full((len(counts), max(counts)), -1, dtype=np.int64)
+    start = 0
+    for k, c in enumerate(counts):
+        out[k, :c] = np.arange(start, start + c)
+        start += c
+    return out
+
+
+def _sq_dist(p: np.ndarray, slots: np.ndarray) -> np.ndarray:
+    """(C, S) squared distances from points (C, 3) to each one's slots (C, S, 3)."""
+    diff = slots - p[:, None, :]
+    return np.einsum("csi,csi->cs", diff, diff)
+
+
+def _weights(d2: np.ndarray) -> np.ndarray:
+    """Gaussian weights with the relative cutoff Δ = r² − min r² ≤ (3σ)², normalised per row."""
+    delta = d2 - d2.min(axis=1, keepdims=True)
+    u = np.exp(delta * (-0.5 / (SIGMA * SIGMA)))
+    u[delta > CUTOFF] = 0.0
+    return u / u.sum(axis=1, keepdims=True)
 
 
 __all__ = ["ContactForceModel", "TactileReading", "PadContacts", "contact_frame_forces", "SIGMA", "FINGERS"]

@@ -1,0 +1,84 @@
+"""Simulated-hand costs, measured side by side in one run (interleaved by `compare`):
+
+- bare simulation: one output frame = ten 1 ms `mj_step` + `mj_forward` (the floor);
+- full producer: bare + contact extraction and distribution to 176 taxels + FlatBuffer encode +
+  publish on the in-process bus (a subscriber drains it);
+- full producer with the five 48×32 force images.
+
+All three step the same simulation, the `press` scenario frozen in its hold phase (targets held:
+five pads at ≈ 0.5 N, ~7 contacts), so every frame has real contacts to process and one MjData is
+hot in the cache, as in a real run. Targets: full ≥ 0.6 × the bare
+frame rate, with images ≥ 0.45 ×. The real-time factor is 10 ms of simulation / wall time per frame.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import Row, Section, Target, compare
+
+
+def _hold_state_sim():
+    from ..producers.sim.producer import run_scenario
+    from ..producers.sim.scenarios import PressScenario
+
+    holder = {}
+
+    def grab(sim, reading):
+        holder["sim"] = sim
+
+    run_scenario(PressScenario(), max_frames=800, on_frame=grab)  # t = 8 s, inside the hold
+    return holder["sim"]
+
+
+def run(quick: bool = False) -> Section:
+    from ..producers.sim.layout_metadata import sim_metadata
+    from ..publisher import TactilePublisher
+    from ..transport.inproc import InProcessBus
+
+    sim = _hold_state_sim()
+    bare_sim = full_sim = img_sim = sim
+    bus = InProcessBus()
+    sub = bus.subscribe("tactile/right")
+    pubs = [TactilePublisher("tactile/right", sim_metadata("right"), bus) for _ in range(2)]
+    contacts = full_sim.read().num_contacts
+
+    def bare():
+        bare_sim.step_frame()
+
+    def full():
+        full_sim.step_frame()
+        r = full_sim.read()
+        pubs[0].publish(r.taxel_forces, sample_time_ns=full_sim.time_ns)
+        sub.drain()
+
+    def with_images():
+        img_sim.step_frame()
+        r = img_sim.read(images=True)
+        pubs[1].publish(r.taxel_forces, sample_time_ns=img_sim.time_ns)
+        sub.drain()
+
+    number, repeat = (20, 5) if quick else (50, 15)
+    t = compare({"bare": bare, "full": full, "images": with_images}, number=number, repeat=repeat)
+    for p in pubs:
+        p.close()
+    assert full_sim.read().num_contacts > 0, "benchmark state lost its contacts"
+    frame_s = 0.01
+    rows = [
+        Row("bare simulation (10 × mj_step + mj_forward)", 1 / t["bare"], "frames/s", f"{t['bare'] * 1e6:.0f} µs/frame"),
+        Row("full producer (+ extraction, 176 taxels, encode, in-process publish)", 1 / t["full"], "frames/s",
+            f"{t['full'] * 1e6:.0f} µs/frame, {contacts} contacts"),
+        Row("full producer + five 48×32 force images", 1 / t["images"], "frames/s", f"{t['images'] * 1e6:.0f} µs/frame"),
+        Row("extraction + encode + publish overhead", (t["full"] - t["bare"]) * 1e6, "µs/frame"),
+        Row("images overhead", (t["images"] - t["full"]) * 1e6, "µs/frame"),
+        Row("real-time factor, full producer", frame_s / t["full"], "× real time", "100 Hz output"),
+        Row("real-time factor, with images", frame_s / t["images"], "× real time"),
+    ]
+    targets = [
+        Target("full producer frame rate / bare simulation", t["bare"] / t["full"], ">=", 0.6),
+        Target("with images frame rate / bare simulation", t["bare"] / t["images"], ">=", 0.45),
+    ]
+    return Section("sim — MuJoCo hand producer (press hold, 5 pads loaded)", rows, targets)
+
+
+if __name__ == "__main__":
+    print(run().markdown())
