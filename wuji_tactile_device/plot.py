@@ -13,6 +13,8 @@ file through the same `TactileTracker` an application uses and writes the three 
 """
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 from typing import NamedTuple
 
@@ -239,39 +241,52 @@ def load_recording(path: str | Path, collection_id: str | None = None) -> Record
 
 
 def plot_recording(path: str | Path, out_dir: str | Path | None = None, *, time_s: float | None = None,
-                   collection_id: str | None = None, vmax: float | None = None) -> list[Path]:
+                   collection_id: str | None = None, vmax: float | None = None,
+                   progress: bool = False) -> list[Path]:
     """Write `<stem>_resultants.png`, `<stem>_taxel_maps.png`, `<stem>_layout.png` for one
     collection of an MCAP file into `out_dir` (default: next to the file); returns the paths.
     `time_s` [s since the first frame] picks the frame of the maps and the layout (default: the
     sustained largest total pad force). `vmax` [N]: colour range of the maps (±vmax) and the
-    layout (0…vmax); default: the 99.9th percentile of the recording's nonzero values."""
+    layout (0…vmax); default: the 99.9th percentile of the recording's nonzero values.
+    `progress`: a tqdm bar on stderr. Each PNG is written to a temporary name and renamed, so an
+    interruption never leaves a truncated picture."""
+    from tqdm import tqdm
+
     if vmax is not None and not (np.isfinite(vmax) and vmax > 0):
         raise TactileError(f"colour range must be a finite number of newtons > 0, got {vmax!r}")
     vmax_norm = vmax
     plt = _pyplot()
     path = Path(path)
     out_dir = path.parent if out_dir is None else Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    rec = load_recording(path, collection_id)
-    layout = pad_layout_of(rec.metadata)
-    resultants = pad_resultants(layout, rec.forces)
-    k = frame_index_at(rec, time_s)
-    t_k = float(rec.times_s[k])
-    when = f"t = {t_k:.3f} s" + (" (sustained peak of total pad force)" if time_s is None else "")
-    # Colour ranges fixed over the whole recording (same colour = same force at every time).
-    vmax = colour_range(rec.forces) if vmax is None else vmax
-    vmax_norm = colour_range(np.linalg.norm(rec.forces, axis=2)) if vmax_norm is None else vmax_norm
-    head = f"{path.name} — {rec.collection_id} — {rec.forces.shape[0]} frames, {rec.forces.shape[1]} taxels"
-
-    outputs = []
-    figures = (
-        ("resultants", plot_resultants(rec.times_s, resultants, title=head, mark_time_s=t_k)),
-        ("taxel_maps", plot_taxel_maps(layout, rec.forces[k], vmax=vmax, title=f"{head} — {when}")),
-        ("layout", plot_layout(rec.metadata, rec.forces[k], vmax=vmax_norm, title=f"{head} — {when}")),
-    )
-    for suffix, fig in figures:
-        target = out_dir / f"{path.stem}_{suffix}.png"
-        fig.savefig(target, dpi=110)
-        plt.close(fig)
-        outputs.append(target)
+    with tqdm(total=4, desc=f"plot {path.name}", unit="step", file=sys.stderr, disable=not progress) as bar:
+        rec = load_recording(path, collection_id)
+        bar.update()
+        layout = pad_layout_of(rec.metadata)
+        resultants = pad_resultants(layout, rec.forces)
+        k = frame_index_at(rec, time_s)
+        t_k = float(rec.times_s[k])
+        when = f"t = {t_k:.3f} s" + (" (sustained peak of total pad force)" if time_s is None else "")
+        # Colour ranges fixed over the whole recording (same colour = same force at every time).
+        vmax = colour_range(rec.forces) if vmax is None else vmax
+        vmax_norm = colour_range(np.linalg.norm(rec.forces, axis=2)) if vmax_norm is None else vmax_norm
+        head = f"{path.name} — {rec.collection_id} — {rec.forces.shape[0]} frames, {rec.forces.shape[1]} taxels"
+        figures = (
+            ("resultants", lambda: plot_resultants(rec.times_s, resultants, title=head, mark_time_s=t_k)),
+            ("taxel_maps", lambda: plot_taxel_maps(layout, rec.forces[k], vmax=vmax, title=f"{head} — {when}")),
+            ("layout", lambda: plot_layout(rec.metadata, rec.forces[k], vmax=vmax_norm, title=f"{head} — {when}")),
+        )
+        out_dir.mkdir(parents=True, exist_ok=True)
+        outputs = []
+        for suffix, make in figures:
+            target = out_dir / f"{path.stem}_{suffix}.png"
+            partial = target.with_name(target.name + ".partial")
+            fig = make()
+            try:
+                fig.savefig(partial, dpi=110, format="png")
+                os.replace(partial, target)
+            finally:
+                plt.close(fig)
+                partial.unlink(missing_ok=True)
+            outputs.append(target)
+            bar.update()
     return outputs

@@ -51,6 +51,6 @@ def run(args: argparse.Namespace) -> int:
     from ..plot import plot_recording
 
     for path in plot_recording(args.input, args.out, time_s=args.time, collection_id=args.collection,
-                               vmax=args.vmax):
+                               vmax=args.vmax, progress=True):
         print(path)
     return 0
