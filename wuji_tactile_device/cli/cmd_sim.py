@@ -41,6 +41,8 @@ def register(subparsers) -> None:
     p.add_argument("--seed", type=int, default=0, help="object placement jitter seed (same seed → identical output)")
     p.add_argument("--joints", metavar="FILE", help="playback: 20 joint angles [rad] per row, firmware order (CSV or .npy)")
     p.add_argument("--rate", type=float, default=100.0, help="playback: rows per second (default 100)")
+    p.add_argument("--duration", type=float, metavar="S",
+                   help="stop after S seconds of simulation time (checks then judge the partial run)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(run=run)
 
@@ -57,6 +59,9 @@ def run(args: argparse.Namespace) -> int:
     if args.scenario == "playback" and not args.joints:
         raise ProducerError("scenario playback needs --joints FILE (20 angles per row, firmware order)")
     scenario = make_scenario(args.scenario, playback_file=args.joints, playback_rate=args.rate)
+    if args.duration is not None and not args.duration > 0:
+        raise ProducerError(f"--duration must be > 0 s, got {args.duration}")
+    frames = scenario.num_frames if args.duration is None else min(scenario.num_frames, int(round(args.duration * 100)))
     cid = args.collection or f"tactile/{args.hand}"
     if args.publish == "zenoh":
         from ..transport.zenoh_transport import ZenohTransport
@@ -80,10 +85,11 @@ def run(args: argparse.Namespace) -> int:
             if args.images:
                 images.append(reading.images.astype(np.float32))
 
-        with publisher, tqdm(total=scenario.num_frames, unit="frame", desc=f"sim {args.scenario}",
+        with publisher, tqdm(total=frames, unit="frame", desc=f"sim {args.scenario}",
                              disable=args.quiet, file=sys.stderr) as bar:
             result = run_scenario(scenario, side=args.hand, seed=args.seed, publisher=publisher,
-                                  images=bool(args.images), realtime=args.realtime, on_frame=on_frame, progress=bar)
+                                  images=bool(args.images), realtime=args.realtime, on_frame=on_frame, progress=bar,
+                                  max_frames=frames)
         if recorder is not None:
             recorder.poll()
     finally:
