@@ -150,7 +150,7 @@ def test_record_from_zenoh_writes_a_valid_file(tmp_path, layout, capsys):
     transport = ZenohTransport(listen=[f"tcp/127.0.0.1:{port}"], connect=[])
     try:
         recorder = subprocess.Popen([SCRIPT, "record", str(out_path), "-c", CID, "--duration", "4",
-                                     "--zenoh", f"tcp/127.0.0.1:{port}"],
+                                     "--zenoh", f"tcp/127.0.0.1:{port}", "--zenoh-listen", "tcp/127.0.0.1:0"],
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         frames = press_profile(layout, frames=40)
         with TactilePublisher(CID, layout.metadata, transport, metadata_period_s=0.2) as publisher:
