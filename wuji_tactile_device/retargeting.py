@@ -59,7 +59,8 @@ DEFAULT_STALE_AFTER_S = 0.1
 
 __all__ = [
     "TactileSource", "TaxelSkinning", "PadForceMagnitude", "TactileSample", "TactileSampleType",
-    "TaxelForces", "TaxelPositions", "TactileLayout", "TactileLayoutIndex", "layout_from_metadata",
+    "TactileSampleInput", "TaxelForces", "TaxelPositions", "TactileLayout", "TactileLayoutIndex",
+    "layout_from_metadata", "graph_time_of", "MissingIsaacTeleopError", "DEFAULT_STALE_AFTER_S",
 ]
 
 
