@@ -47,10 +47,16 @@ class TactileReading(NamedTuple):
     taxel_forces: np.ndarray   # (176, 3) float32, each taxel's own axes, force ON the taxel [N]
     taxel_forces_pad: np.ndarray  # (176, 3) float64, the same shares in their pad's frame [N]
     resultants: np.ndarray     # (5, 3) float64 per-pad resultant in the pad frame [N], thumb → pinky
-    pad_forces_world: np.ndarray  # (5, 3) float64 per-pad resultant in world axes [N]
+    pad_forces_distal: np.ndarray  # (5, 3) float64 per-pad resultant in its distal body frame [N]
+    distal_rotations: np.ndarray   # (5, 3, 3) distal body → world rotations at this frame
     num_contacts: int          # accepted (masked-in) contacts
     num_rejected: int          # distal–object contacts dropped by the active-pad mask
     images: np.ndarray | None  # (5, 3, 48, 32) float64 pad-frame N/pixel, NaN-free (0 outside mask)
+
+    @property
+    def pad_forces_world(self) -> np.ndarray:
+        """(5, 3) per-pad resultant force ON the pad in world axes [N]."""
+        return np.einsum("kij,kj->ki", self.distal_rotations, self.pad_forces_distal)
 
     @property
     def resultant_components(self) -> np.ndarray:
@@ -188,7 +194,7 @@ class ContactForceModel:
         geom = con.geom  # (n, 2); −1 for flex → the zero row/column of pair_code
         adr = con.efc_address
         code = self.pair_code[geom[:, 0], geom[:, 1]]
-        idx = np.flatnonzero(code * (adr >= 0))
+        idx = np.nonzero(code * (adr >= 0))[0]
         if idx.size == 0:
             return _EMPTY, 0, None
         code = code[idx]
@@ -224,19 +230,20 @@ class ContactForceModel:
         if len(contacts.pad) == 0:
             img = np.zeros((5, 3) + IMAGE_SHAPE) if images else None
             return TactileReading(np.zeros((self.num_taxels, 3), np.float32), np.zeros((self.num_taxels, 3)),
-                                  np.zeros((5, 3)), np.zeros((5, 3)), 0, rejected, img)
+                                  np.zeros((5, 3)), np.zeros((5, 3)), np.tile(np.eye(3), (5, 1, 1)), 0, rejected, img)
         onehot = self._eye5[contacts.pad]                              # (C, 5)
         w = _weights(d2)                                               # (C, 40) own-pad slots
         per_contact = np.concatenate([contacts.force_pad, contacts.force_distal,
                                       (w[:, :, None] * contacts.force_pad[:, None, :]).reshape(len(w), -1)], axis=1)
         summed = onehot.T @ per_contact                                # (5, 6 + 40·3), per pad
         res = summed[:, :3]
-        # Per-pad world force: every contact of a pad shares its distal body's rotation.
-        world = np.einsum("kij,kj->ki", data.xmat[self.distal_bodies].reshape(5, 3, 3), summed[:, 3:6])
+        # Per-pad world force (on demand): every contact of a pad shares its distal body's rotation.
+        rot = data.xmat[self.distal_bodies].reshape(5, 3, 3)
         taxel_pad = summed[:, 6:].reshape(-1, 3)[self.taxel_slot]     # (176, 3) pad frame
-        taxel = np.einsum("ni,nij->nj", taxel_pad, self.taxel_rot_in_pad).astype(np.float32)
+        taxel = np.empty((self.num_taxels, 3), np.float32)
+        np.einsum("ni,nij->nj", taxel_pad, self.taxel_rot_in_pad, out=taxel, casting="same_kind")
         img = self._images(contacts, onehot) if images else None
-        return TactileReading(taxel, taxel_pad, res, world, len(contacts.pad), rejected, img)
+        return TactileReading(taxel, taxel_pad, res, summed[:, 3:6], rot, len(contacts.pad), rejected, img)
 
     def _images(self, contacts: PadContacts, onehot: np.ndarray) -> np.ndarray:
         """(5, 3, 48, 32) pad-frame force images [N/pixel]; zero outside the valid mask.
