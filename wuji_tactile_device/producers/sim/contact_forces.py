@@ -23,7 +23,6 @@ import mujoco
 import numpy as np
 
 from ...errors import ProducerError
-from ..wuji_hand2 import FINGERS
 from .model import distal_body_ids
 from .taxels import IMAGE_SHAPE, pad_layouts
 
@@ -334,4 +333,4 @@ def _weights(d2: np.ndarray) -> np.ndarray:
     return u / u.sum(axis=1, keepdims=True)
 
 
-__all__ = ["ContactForceModel", "TactileReading", "PadContacts", "contact_frame_forces", "SIGMA", "FINGERS"]
+__all__ = ["ContactForceModel", "TactileReading", "PadContacts", "contact_frame_forces", "SIGMA"]

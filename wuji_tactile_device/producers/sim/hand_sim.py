@@ -12,7 +12,7 @@ import numpy as np
 
 from ...errors import ProducerError
 from ..wuji_hand2 import SEGMENT_IN_DISTAL, WRIST_TO_OPENXR, hand_kinematics, matrix_to_pose
-from .contact_forces import ContactForceModel, TactileReading
+from .contact_forces import ContactForceModel, TactileReading, contact_frame_forces
 from .model import LIFT_JOINT, distal_body_ids, hand_actuator_ids, hand_qpos_adr
 
 STEPS_PER_FRAME = 10  # 1 ms physics, 100 Hz output
@@ -103,7 +103,6 @@ class HandSimulation:
         d = self.data
         if d.ncon == 0:
             return total
-        from .contact_forces import contact_frame_forces
         g = d.contact.geom
         a = np.isin(g[:, 0], geom_ids) & np.isin(g[:, 1], body_geoms)
         b = np.isin(g[:, 1], geom_ids) & np.isin(g[:, 0], body_geoms)

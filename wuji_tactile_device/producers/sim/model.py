@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from ..wuji_hand2 import FINGERS, HandKinematics, hand_kinematics
+from ..wuji_hand2 import HandKinematics, hand_kinematics
 
 # Link capsule radii [m], proximal, proximal_abd, middle, distal.
 FINGER_RADII = (0.0085, 0.0085, 0.0080, 0.0080)
@@ -162,4 +162,4 @@ def distal_body_ids(model: mujoco.MjModel, side: str) -> np.ndarray:
 
 
 __all__ = ["build_hand_spec", "distal_geometry", "hand_actuator_ids", "hand_qpos_adr", "distal_body_ids",
-           "FINGERS", "LIFT_JOINT", "TIMESTEP"]
+           "LIFT_JOINT", "TIMESTEP"]
