@@ -276,3 +276,22 @@ def test_force_images_exact_for_contacts_off_the_surface():
     img = sim.contacts._images(c, np.eye(5)[c.pad])
     np.testing.assert_allclose(img[2], _reference_image(pad, p, f), rtol=0, atol=1e-12)
     np.testing.assert_allclose(img[2].sum(axis=(1, 2)), f.sum(axis=0), rtol=0, atol=1e-12)
+
+
+def test_pad_forces_follow_a_cone_change_after_construction():
+    """Switching the model to pyramidal cones later still yields mj_contactForce's forces."""
+    sim = _press_sim()
+    sim.model.opt.cone = mujoco.mjtCone.mjCONE_PYRAMIDAL
+    for _ in range(20):
+        sim.step_frame()
+    r = sim.read()
+    m, d = sim.model, sim.data
+    pad_geom = m.geom("r_index_finger_distal_collision").id
+    total = np.zeros(3)
+    for i in range(d.ncon):
+        f6 = np.zeros(6)
+        mujoco.mj_contactForce(m, d, i, f6)
+        w = d.contact[i].frame.reshape(3, 3).T @ f6[:3]
+        total += w if d.contact[i].geom[1] == pad_geom else -w
+    assert r.num_contacts >= 1
+    np.testing.assert_allclose(r.pad_forces_world[1], total, rtol=0, atol=1e-12)

@@ -121,10 +121,8 @@ class ContactForceModel:
             self.pad_of_geom[:-1][model.body_weldid[model.geom_bodyid] == b] = k
         if np.any(self.pad_of_geom[obj] >= 0):
             raise ProducerError("sim: an object geom belongs to a distal segment")
-        self.elliptic = model.opt.cone == mujoco.mjtCone.mjCONE_ELLIPTIC
-        # Elliptic cones with condim ≥ 3 on every measured pair (no explicit pairs; a pair's condim
-        # is the larger geom's, or the higher-priority geom's): force = first three efc rows.
-        self.efc_first_three = bool(self.elliptic and model.npair == 0 and _pairs_condim_at_least_3(model, obj, self.pad_of_geom))
+        self._object_geoms = obj
+        self._configure_cone()
         self._code_pad = np.array([-1, 0, 1, 2, 3, 4, 4, 3, 2, 1, 0])          # index = code mod 11
         self._code_sign = np.array([0.0, 1, 1, 1, 1, 1, -1, -1, -1, -1, -1])[:, None]
         # Geom-pair lookup: +(k+1) when geom[1] is pad k's segment and geom[0] the object,
@@ -182,6 +180,14 @@ class ContactForceModel:
                              + np.arange(-_WIN_COLS, _WIN_COLS + 1)).ravel()
         self._xyz = np.arange(3)
 
+    def _configure_cone(self) -> None:
+        """Elliptic cones with condim ≥ 3 on every measured pair (no explicit pairs; a pair's
+        condim is the larger geom's, or the higher-priority geom's): force = first three efc rows."""
+        m = self.model
+        self._cone = int(m.opt.cone)
+        self.efc_first_three = bool(m.opt.cone == mujoco.mjtCone.mjCONE_ELLIPTIC and m.npair == 0
+                                    and _pairs_condim_at_least_3(m, self._object_geoms, self.pad_of_geom))
+
     # -- contact selection ------------------------------------------------------------------------
     def pad_contacts(self, data: mujoco.MjData) -> tuple[PadContacts, int, np.ndarray | None]:
         """Accepted pad contacts of the current state, the number rejected by the mask, and the
@@ -196,6 +202,8 @@ class ContactForceModel:
         idx = np.nonzero(code * (adr >= 0))[0]
         if idx.size == 0:
             return _EMPTY, 0, None
+        if self.model.opt.cone != self._cone:  # the model's options were changed after construction
+            self._configure_cone()
         code = code[idx]
         pad = self._code_pad[code]                         # negative codes wrap to the table's end
         sign = self._code_sign[code]                       # +1: the pad is geom[1]; (C, 1)
