@@ -11,7 +11,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from retargeting_helpers import CurvedPadLayout, press_profile, record_synthetic

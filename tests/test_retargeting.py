@@ -14,7 +14,7 @@ from isaacteleop.retargeters.tactile_retargeters import TactileVectorToFingerPow
 from isaacteleop.retargeting_engine.interface import TensorGroup, ValueInput  # noqa: E402
 from isaacteleop.retargeting_engine.tensor_types import HandInput  # noqa: E402
 
-from retargeting_helpers import DISTAL, CurvedPadLayout, homogeneous, matrix_of, pose_of, rot  # noqa: E402
+from retargeting_helpers import DISTAL, CurvedPadLayout, homogeneous, pose_of, rot  # noqa: E402
 from wuji_tactile_device import geometry  # noqa: E402
 from wuji_tactile_device.errors import DataLayoutError, TactileError  # noqa: E402
 from wuji_tactile_device.messages import HandJoint  # noqa: E402
