@@ -107,7 +107,6 @@ def _matrix_of(pose) -> np.ndarray:
     return homogeneous(r, np.asarray(pose[:3], dtype=np.float64))
 
 
-matrix_of = _matrix_of
 
 
 def press_profile(layout: CurvedPadLayout, frames: int = 100) -> np.ndarray:

@@ -158,3 +158,23 @@ def test_colour_range_ignores_rare_outliers():
     values = np.concatenate([np.linspace(-0.4, 0.4, 10_000), [25.0]])
     assert 0.39 < colour_range(values) < 0.41
     assert colour_range(np.zeros(10)) == 1.0
+
+
+def test_pad_resultants_of_the_simulated_press_hold_at_the_target(tmp_path):
+    """Physics cross-check against the simulation: its press scenario holds every pad at 0.5 N
+    (its own check, from contact forces). Rebuilding each pad's resultant from the 176 recorded
+    taxel forces and the bind rotations must give the same 0.5 N, and zero after release."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    path = tmp_path / "press.mcap"
+    script = Path(sys.executable).parent / "wuji-tactile"
+    result = subprocess.run([str(script), "sim", "--scenario", "press", "--record", str(path), "--quiet"],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    rec = load_recording(path)
+    magnitude = np.linalg.norm(pad_resultants(pad_layout_of(rec.metadata), rec.forces), axis=2)  # (T, 5)
+    hold = (rec.times_s >= 7.0) & (rec.times_s <= 10.5)
+    assert np.abs(magnitude[hold] - 0.5).max() <= 0.011
+    assert np.all(magnitude[rec.times_s >= 12.0] == 0.0)
