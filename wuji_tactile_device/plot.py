@@ -25,6 +25,7 @@ from .metadata import TactileMetadata
 from .pads import FINGERS, NUM_PADS, PadLayout, pad_layout_of, pad_resultants
 
 COMPONENTS = ("Fx", "Fy", "Fz")
+_PAD_AXIS = ("x", "y (+ nail side)", "z (+ toward wrist)")
 _PAD_FRAME = "pad frame: distal-segment bind axes (OpenXR joint: +Z toward wrist, +Y toward nail)"
 
 
@@ -112,8 +113,8 @@ def plot_taxel_maps(layout: PadLayout, forces: np.ndarray, *, vmax: float, title
                                   linewidths=0.4)
             ax.set_aspect("equal", adjustable="datalim")
             ax.set_title(f"{finger} {comp} ({members.size} taxels)", fontsize=10)
-            ax.set_xlabel(f"pad {'xyz'[h_axis]} [mm]", fontsize=8)
-            ax.set_ylabel(f"pad {'xyz'[v_axis]} [mm]", fontsize=8)
+            ax.set_xlabel(f"pad {_PAD_AXIS[h_axis]} [mm]", fontsize=8)
+            ax.set_ylabel(f"pad {_PAD_AXIS[v_axis]} [mm]", fontsize=8)
             ax.tick_params(labelsize=7)
     if mappable is not None:
         bar = fig.colorbar(mappable, ax=axes, shrink=0.8, extend="both")
