@@ -44,13 +44,19 @@ class TactileReading(NamedTuple):
     """One frame of simulated tactile output."""
 
     taxel_forces: np.ndarray   # (176, 3) float32, each taxel's own axes, force ON the taxel [N]
-    taxel_forces_pad: np.ndarray  # (176, 3) float64, the same shares in their pad's frame [N]
+    taxel_forces_distal: np.ndarray  # (176, 3) float64, the same shares in their distal body frame [N]
     resultants: np.ndarray     # (5, 3) float64 per-pad resultant in the pad frame [N], thumb → pinky
     pad_forces_distal: np.ndarray  # (5, 3) float64 per-pad resultant in its distal body frame [N]
     distal_rotations: np.ndarray   # (5, 3, 3) distal body → world rotations at this frame
+    pad_rotation: np.ndarray   # (3, 3) pad axes (columns) in the distal frame, same for all pads
     num_contacts: int          # accepted (masked-in) contacts
     num_rejected: int          # distal–object contacts dropped by the active-pad mask
     images: np.ndarray | None  # (5, 3, 48, 32) float64 pad-frame N/pixel, NaN-free (0 outside mask)
+
+    @property
+    def taxel_forces_pad(self) -> np.ndarray:
+        """(176, 3) each taxel's share in its pad's frame [N] (sums to the pad's resultant)."""
+        return self.taxel_forces_distal @ self.pad_rotation
 
     @property
     def pad_forces_world(self) -> np.ndarray:
@@ -124,7 +130,7 @@ class ContactForceModel:
         self._object_geoms = obj
         self._configure_cone()
         self._code_pad = np.array([-1, 0, 1, 2, 3, 4, 4, 3, 2, 1, 0])          # index = code mod 11
-        self._code_sign = np.array([0.0, 1, 1, 1, 1, 1, -1, -1, -1, -1, -1])[:, None]
+        self._code_sign = np.array([0.0, 1, 1, 1, 1, 1, -1, -1, -1, -1, -1])[:, None, None]
         # Geom-pair lookup: +(k+1) when geom[1] is pad k's segment and geom[0] the object,
         # −(k+1) for the reverse order, 0 otherwise (index −1 = flex lands on the zero row/col).
         self.pair_code = np.zeros((model.ngeom + 1, model.ngeom + 1), dtype=np.int64)
@@ -179,6 +185,17 @@ class ContactForceModel:
         self._win_offsets = (np.arange(-_WIN_ROWS, _WIN_ROWS + 1)[:, None] * IMAGE_SHAPE[1]
                              + np.arange(-_WIN_COLS, _WIN_COLS + 1)).ravel()
         self._xyz = np.arange(3)
+        # Per-frame lookups: pair code from the flat geom-pair index g0·(G+1) + g1 (−1 = flex wraps
+        # onto the zero row/column), per-code tables, the nearest-slot table (normal, r²).
+        self._opt = model.opt
+        self._pair_code_flat = self.pair_code.ravel()
+        self._pair_stride = np.array([model.ngeom + 1, 1])
+        self._code_onehot = np.vstack([np.zeros(5), np.eye(5), np.eye(5)[::-1]])  # index = code mod 11
+        self._slots = self.pad_slots.shape[1]
+        self._slot_info = np.concatenate([self.pad_slot_normals, np.broadcast_to(
+            self.radius_sq[:, None, None], (5, self._slots, 1))], axis=2).reshape(-1, 4)
+        self._front = np.greater if self.side_sign > 0 else np.less       # palm side of the distal
+        self.taxel_rot = taxel_rot                                          # (N, 3, 3) columns: taxel axes (distal)
 
     def _configure_cone(self) -> None:
         """Elliptic cones with condim ≥ 3 on every measured pair (no explicit pairs; a pair's
@@ -192,65 +209,91 @@ class ContactForceModel:
     def pad_contacts(self, data: mujoco.MjData) -> tuple[PadContacts, int, np.ndarray | None]:
         """Accepted pad contacts of the current state, the number rejected by the mask, and the
         accepted contacts' squared distances to their pad's taxel slots (C, 40) [m²]."""
-        n = data.ncon
-        if n == 0:
+        found = self._extract(data)
+        if found is None:
             return _EMPTY, 0, None
+        code, f_loc, p_loc, d2, dmin, rejected = found
+        return (PadContacts(self._code_pad[code], f_loc @ self.pad_rot_common, f_loc, p_loc), rejected, d2)
+
+    def _extract(self, data: mujoco.MjData):
+        """The per-frame contact pipeline, in few whole-array operations (each numpy call costs
+        about a microsecond whatever its size, so the op count, not the arithmetic, is the cost).
+        Returns None without accepted contacts, else (pair code, force ON the pad [N] and
+        pad-surface point [m] in the distal frame, squared distances to the pad's taxel slots and
+        their minimum [m²], number rejected by the mask)."""
+        if data.ncon == 0:
+            return None
         con = data.contact
-        geom = con.geom  # (n, 2); −1 for flex → the zero row/column of pair_code
         adr = con.efc_address
-        code = self.pair_code[geom[:, 0], geom[:, 1]]
-        idx = np.nonzero(code * (adr >= 0))[0]
+        code = self._pair_code_flat[con.geom @ self._pair_stride]  # 0 unless distal–object
+        idx = np.flatnonzero(code * (adr >= 0))
         if idx.size == 0:
-            return _EMPTY, 0, None
-        if self.model.opt.cone != self._cone:  # the model's options were changed after construction
+            return None
+        if self._opt.cone != self._cone:  # the model's options were changed after construction
             self._configure_cone()
         code = code[idx]
-        pad = self._code_pad[code]                         # negative codes wrap to the table's end
-        sign = self._code_sign[code]                       # +1: the pad is geom[1]; (C, 1)
-        frame = con.frame[idx].reshape(-1, 3, 3)          # rows: normal, t1, t2 (world)
+        pad = self._code_pad[code]
+        # Contact frame rows (normal, t1, t2; world), negated when the pad is geom[0]: then
+        # f_c · rows is the force ON the pad and −rows[0] the pad → object normal.
+        rows = con.frame[idx].reshape(-1, 3, 3) * self._code_sign[code]
         if self.efc_first_three:
             f_c = data.efc_force[adr[idx, None] + _XYZ]
         else:
             f_c = contact_frame_forces(self.model, data, idx)
-        body = self.distal_bodies[pad]
-        R = data.xmat[body].reshape(-1, 3, 3)
-        rows_loc = np.einsum("cji,ckj->cki", R, frame)           # contact frame rows, distal frame
-        f_loc = np.einsum("ck,cki->ci", f_c * sign, rows_loc)    # force ON the pad (distal frame)
-        n_loc = rows_loc[:, 0] * -sign                           # pad → object
-        # Pad-surface contact point: contact midpoint moved half the (signed) distance along n.
-        p_loc = np.einsum("cji,cj->ci", R, con.pos[idx] - data.xpos[body]) - n_loc * (0.5 * con.dist[idx, None])
+        R = data.xmat[self.distal_bodies[pad]].reshape(-1, 3, 3)
+        # World vectors → distal frame in one batched product: the three signed frame rows and the
+        # pad-surface point (contact midpoint moved half the signed distance toward the pad).
+        world = np.empty((len(idx), 4, 3))
+        world[:, :3] = rows
+        world[:, 3] = con.pos[idx] + rows[:, 0] * (0.5 * con.dist[idx, None]) - data.xpos[self.distal_bodies[pad]]
+        loc = world @ R                                     # row vectors: v_loc = Rᵀ v
+        f_loc = np.matmul(f_c[:, None, :], loc[:, :3])[:, 0]  # force ON the pad (distal frame)
+        p_loc = loc[:, 3]
         # Active-pad mask: front side, nearest taxel within r, normal alignment.
-        d2 = _sq_dist(p_loc, self.pad_slots[pad])
+        diff = self.pad_slots[pad] - p_loc[:, None, :]
+        d2 = np.einsum("csi,csi->cs", diff, diff)
         nearest = d2.argmin(axis=1)
-        ok = ((d2.min(axis=1) <= self.radius_sq[pad]) & (self.side_sign * p_loc[:, 1] > 0)
-              & (np.einsum("ci,ci->c", n_loc, self.pad_slot_normals[pad, nearest]) >= MIN_NORMAL_ALIGNMENT))
-        rejected = len(idx) - int(np.count_nonzero(ok))
+        dmin = d2.min(axis=1)
+        near = self._slot_info[pad * self._slots + nearest]   # nearest slot's normal and r²
+        ok = ((dmin <= near[:, 3]) & self._front(p_loc[:, 1], 0.0)
+              & (np.einsum("ci,ci->c", loc[:, 0], near[:, :3]) <= -MIN_NORMAL_ALIGNMENT))
+        accepted = int(np.count_nonzero(ok))
+        rejected = len(idx) - accepted
         if rejected:
-            pad, f_loc, p_loc, d2 = pad[ok], f_loc[ok], p_loc[ok], d2[ok]
-        f_pad = f_loc @ self.pad_rot_common                        # R_padᵀ f_distal (same R on every pad)
-        return PadContacts(pad, f_pad, f_loc, p_loc), rejected, d2
+            code, f_loc, p_loc, d2, dmin = code[ok], f_loc[ok], p_loc[ok], d2[ok], dmin[ok]
+        return code, f_loc, p_loc, d2, dmin, rejected
 
     # -- distribution -----------------------------------------------------------------------------
     def read(self, data: mujoco.MjData, *, images: bool = False) -> TactileReading:
         """The tactile reading of the current state (call after `mj_forward`)."""
-        contacts, rejected, d2 = self.pad_contacts(data)
-        if len(contacts.pad) == 0:
+        found = self._extract(data)
+        if found is None or len(found[0]) == 0:
+            rejected = 0 if found is None else found[5]
             img = np.zeros((5, 3) + IMAGE_SHAPE) if images else None
             return TactileReading(np.zeros((self.num_taxels, 3), np.float32), np.zeros((self.num_taxels, 3)),
-                                  np.zeros((5, 3)), np.zeros((5, 3)), np.tile(np.eye(3), (5, 1, 1)), 0, rejected, img)
-        onehot = self._eye5[contacts.pad]                              # (C, 5)
-        w = _weights(d2)                                               # (C, 40) own-pad slots
-        per_contact = np.concatenate([contacts.force_pad, contacts.force_distal,
-                                      (w[:, :, None] * contacts.force_pad[:, None, :]).reshape(len(w), -1)], axis=1)
-        summed = onehot.T @ per_contact                                # (5, 6 + 40·3), per pad
-        res = summed[:, :3]
-        # Per-pad world force (on demand): every contact of a pad shares its distal body's rotation.
+                                  np.zeros((5, 3)), np.zeros((5, 3)), np.tile(np.eye(3), (5, 1, 1)),
+                                  self.pad_rot_common, 0, rejected, img)
+        code, f_loc, p_loc, d2, dmin, rejected = found
+        onehot = self._code_onehot[code]                              # (C, 5)
+        # Gaussian response with the relative cutoff; the per-contact normalisation is applied to
+        # the force (C × 3) instead of the weights (C × 40).
+        delta = d2 - dmin[:, None]
+        u = np.exp(delta * (-0.5 / (SIGMA * SIGMA)))
+        u[delta > CUTOFF] = 0.0
+        f_scaled = f_loc / u.sum(axis=1, keepdims=True)
+        # Each contact's weights placed in its own pad's 40 slots of the 5 × 40 slot table.
+        w_slots = (onehot[:, :, None] * u[:, None, :]).reshape(len(u), -1)      # (C, 200)
+        taxel_distal = (w_slots.T @ f_scaled)[self.taxel_slot]                  # (176, 3) distal frame
+        taxel = np.einsum("ni,nij->nj", taxel_distal, self.taxel_rot).astype(np.float32)
+        res_distal = onehot.T @ f_loc                                           # (5, 3)
         rot = data.xmat[self.distal_bodies].reshape(5, 3, 3)
-        taxel_pad = summed[:, 6:].reshape(-1, 3)[self.taxel_slot]     # (176, 3) pad frame
-        taxel = np.empty((self.num_taxels, 3), np.float32)
-        np.einsum("ni,nij->nj", taxel_pad, self.taxel_rot_in_pad, out=taxel, casting="same_kind")
-        img = self._images(contacts, onehot) if images else None
-        return TactileReading(taxel, taxel_pad, res, summed[:, 3:6], rot, len(contacts.pad), rejected, img)
+        res = res_distal @ self.pad_rot_common
+        img = None
+        if images:
+            pad = self._code_pad[code]
+            img = self._images(PadContacts(pad, f_loc @ self.pad_rot_common, f_loc, p_loc), onehot)
+        return TactileReading(taxel, taxel_distal, res, res_distal, rot, self.pad_rot_common,
+                              len(code), rejected, img)
 
     def _images(self, contacts: PadContacts, onehot: np.ndarray) -> np.ndarray:
         """(5, 3, 48, 32) pad-frame force images [N/pixel]; zero outside the valid mask.
