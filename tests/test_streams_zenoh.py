@@ -390,3 +390,13 @@ def test_queue_overflow_is_counted_not_silent(net, peer, cid):
     assert c.received + c.overflowed == 20 and c.overflowed >= 16
     assert c.delivered == c.received  # the frames that fitted are delivered, in order
     peer.cmd(op="close", name="p")
+
+
+def test_port_environment_variable_moves_the_default(monkeypatch):
+    monkeypatch.setenv("WUJI_TACTILE_ZENOH_PORT", "17999")
+    cfg = build_config()
+    assert json.loads(cfg.get_json("listen/endpoints")) == ["tcp/127.0.0.1:17999", "tcp/127.0.0.1:0"]
+    assert json.loads(cfg.get_json("connect/endpoints")) == ["tcp/127.0.0.1:17999"]
+    monkeypatch.setenv("WUJI_TACTILE_ZENOH_PORT", "70000")
+    with pytest.raises(TransportError, match="WUJI_TACTILE_ZENOH_PORT='70000' is not a TCP port"):
+        build_config()

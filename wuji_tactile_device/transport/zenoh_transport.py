@@ -11,7 +11,8 @@ already running.
 
 Default network configuration (no `config` given) — loopback only, never all interfaces:
 - peer mode, multicast scouting off;
-- listen on `tcp/127.0.0.1:7447` (`DEFAULT_PORT`) and on an ephemeral loopback port; the first
+- listen on `tcp/127.0.0.1:7447` (`DEFAULT_PORT`, or `$WUJI_TACTILE_ZENOH_PORT`) and on an
+  ephemeral loopback port; the first
   process on the machine gets 7447, the others fail to bind it (not an error) and keep the
   ephemeral one;
 - connect to `tcp/127.0.0.1:7447`; peers learn each other's loopback endpoints by gossip over
@@ -61,8 +62,24 @@ def liveliness_key(collection_id: str, producer_session: int) -> str:
     return f"{collection_id}/{LIVELINESS_CHUNK}/{producer_session:016x}"
 
 
-def default_endpoints(port: int = DEFAULT_PORT) -> tuple[list[str], list[str]]:
+#: Environment variable that moves the default loopback port (separate groups of processes on one
+#: machine, like a ROS domain id).
+PORT_ENV = "WUJI_TACTILE_ZENOH_PORT"
+
+
+def default_port() -> int:
+    """`DEFAULT_PORT`, or the port in `$WUJI_TACTILE_ZENOH_PORT` when set."""
+    text = os.environ.get(PORT_ENV, "").strip()
+    if not text:
+        return DEFAULT_PORT
+    if not text.isdigit() or not 1 <= int(text) <= 65535:
+        raise TransportError(f"{PORT_ENV}={text!r} is not a TCP port (1..65535)")
+    return int(text)
+
+
+def default_endpoints(port: int | None = None) -> tuple[list[str], list[str]]:
     """(listen, connect) endpoints of the default loopback configuration."""
+    port = default_port() if port is None else port
     return [f"tcp/127.0.0.1:{port}", "tcp/127.0.0.1:0"], [f"tcp/127.0.0.1:{port}"]
 
 
