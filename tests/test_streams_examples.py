@@ -72,3 +72,34 @@ def test_echo_shows_layout_frames_and_counters(feeder, capsys):
     assert len(press) == 5 and all(0.99 <= p <= 3.01 for p in press)
     delivered = int(re.search(r"delivered (\d+)", last[2]).group(1))
     assert delivered >= 5 and "rejected 0" in last[2]
+
+
+def test_echo_reads_an_mcap_recording(tmp_path, capsys):
+    import time
+
+    from streams_helpers import forces_for, small_metadata
+
+    from wuji_tactile_device.publisher import TactilePublisher
+    from wuji_tactile_device.recording import McapRecorder
+    from wuji_tactile_device.transport.inproc import InProcessBus
+
+    path = tmp_path / "run.mcap"
+    bus, md = InProcessBus(), small_metadata()
+    with McapRecorder(path) as rec:
+        rec.add_collection(bus, "tactile/right")
+        with TactilePublisher("tactile/right", md, bus) as pub:
+            for seq in range(30):
+                pub.publish(forces_for(seq, md.num_taxels), sample_time_ns=time.monotonic_ns())
+                rec.poll()
+        rec.poll()
+    parser = argparse.ArgumentParser()
+    cmd_echo.register(parser.add_subparsers())
+    args = parser.parse_args(["echo", "--file", str(path), "--plain", "--rate", "20", "--duration", "20"])
+    assert args.run(args) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-4:]
+    assert last[0] == "tactile/right: 15 taxels on 5 segments"
+    assert re.match(r"  seq 29  session [0-9a-f]{16}  t [\d.]+ s  peak \|F\| 29.014 N at taxel 14", last[1])
+    # forces_for: fz = -(seq + taxel/1000); segment s holds taxels 3s..3s+2
+    press = [float(v) for v in re.findall(r"[a-z]+ ([-+\d.]+)", last[2].split(":", 1)[1])]
+    assert press == pytest.approx([3 * 29 + (9 * s + 3) / 1000 for s in range(5)], abs=1e-3)
+    assert "delivered 30" in last[3] and "dropped before metadata 0" in last[3]

@@ -39,8 +39,10 @@ def register(subparsers) -> None:
 class _View:
     """What echo knows about one collection."""
 
-    def __init__(self, tracker) -> None:
+    def __init__(self, tracker, replay: bool) -> None:
         self.tracker = tracker
+        self.replay = replay  # recorded clocks: show time since the first frame, not age
+        self.t0: int | None = None
         self.error = ""
         self.segment_of_taxel: np.ndarray | None = None
         self.names: list[str] = []
@@ -65,12 +67,17 @@ class _View:
                                           if md is not None else "waiting for metadata")]
         frame = tr.get_data()
         if frame is not None:
-            age_ms = (time.monotonic_ns() - frame.timestamp.available_time_local_common_clock) / 1e6
+            available = frame.timestamp.available_time_local_common_clock
+            if self.replay:
+                self.t0 = available if self.t0 is None else self.t0
+                when = f"t {(available - self.t0) / 1e9:.3f} s"
+            else:
+                when = f"age {(time.monotonic_ns() - available) / 1e6:.1f} ms"
             press = np.bincount(self.segment_of_taxel, weights=-frame.forces[:, 2].astype(np.float64),
                                 minlength=len(self.names))
             peak = np.linalg.norm(frame.forces, axis=1)
             k = int(peak.argmax())
-            out.append(f"  seq {frame.sequence}  session {frame.producer_session:016x}  age {age_ms:.1f} ms  "
+            out.append(f"  seq {frame.sequence}  session {frame.producer_session:016x}  {when}  "
                        f"peak |F| {peak[k]:.3f} N at taxel {k}")
             out.append("  press [N] (-fz summed per segment): " +
                        "  ".join(f"{n} {p:+.3f}" for n, p in zip(self.names, press)))
@@ -95,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         source = open_zenoh(args)
     redraw = sys.stdout.isatty() and not args.plain
-    views = [_View(TactileTracker(cid, source, error_policy="drop")) for cid in collections]
+    views = [_View(TactileTracker(cid, source, error_policy="drop"), replay=bool(args.file)) for cid in collections]
     start = time.monotonic()
     try:
         while True:
