@@ -68,7 +68,11 @@ class TactilePublisher:
         self._metadata_sequence = 0
         self._last_metadata_ns = 0
         self._link: ProducerLink | None = transport.open_producer(collection_id, producer_session)
-        self.publish_metadata()
+        try:
+            self.publish_metadata()
+        except BaseException:
+            self.close()  # withdraw the liveliness just declared
+            raise
 
     @property
     def closed(self) -> bool:
