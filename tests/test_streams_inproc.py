@@ -6,6 +6,8 @@ import time
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from streams_helpers import forces_for, small_metadata
 
 from wuji_tactile_device.errors import (DataLayoutError, InvalidMessageError, MessageTooLargeError,
@@ -560,3 +562,29 @@ def test_finiteness_check_accepts_huge_finite_and_refuses_nan_inf(bus, md):
         pub.publish(f, sample_time_ns=0)
         assert tracker.update() == 1
     assert tracker.get_data().forces[1, 0] == np.float32(3e38)
+
+_GOOD_DATA = data_bytes(0, 15)
+
+
+@settings(max_examples=300, deadline=None)
+@given(stream=st.sampled_from([Stream.DATA, Stream.METADATA]),
+       payload=st.one_of(st.binary(max_size=400),
+                         st.builds(lambda i, b: _GOOD_DATA[:i] + bytes([b]) + _GOOD_DATA[i + 1:],
+                                   st.integers(0, len(_GOOD_DATA) - 1), st.integers(0, 255))))
+def test_arbitrary_bytes_raise_only_typed_errors(stream, payload):
+    """Garbage or single-byte corruptions: a typed TactileError or a valid frame, never a crash."""
+    from wuji_tactile_device.errors import TactileError
+
+    md = small_metadata()
+    bus = InProcessBus()
+    tracker, link = confirmed(bus, md)
+    link.publish(stream, payload, 1)
+    try:
+        delivered = tracker.update()
+    except TactileError:
+        assert tracker.counters.rejected == 1 and tracker.get_data() is None
+    else:
+        if delivered:  # a corruption that still verifies must be a finite frame of the right size
+            frame = tracker.get_data()
+            assert frame.forces.shape == (md.num_taxels, 3) and np.isfinite(frame.forces).all()
+    bus.close()
