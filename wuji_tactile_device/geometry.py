@@ -29,13 +29,20 @@ def _poses(p: object, name: str = "pose") -> np.ndarray:
     return p
 
 
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a × b over the last axis (np.cross costs ~10 µs of overhead on small arrays)."""
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    return np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
+
+
 def quat_multiply(a: object, b: object) -> np.ndarray:
     """Hamilton product a·b of (x, y, z, w) quaternions."""
     a, b = _f64(a), _f64(b)
     av, aw = a[..., :3], a[..., 3:4]
     bv, bw = b[..., :3], b[..., 3:4]
-    v = aw * bv + bw * av + np.cross(av, bv)
-    w = aw * bw - np.sum(av * bv, axis=-1, keepdims=True)
+    v = aw * bv + bw * av + _cross(av, bv)
+    w = aw * bw - (av * bv).sum(axis=-1, keepdims=True)
     return np.concatenate([v, w], axis=-1)
 
 
@@ -48,8 +55,8 @@ def quat_rotate(q: object, v: object) -> np.ndarray:
     """Rotate vectors `v (..., 3)` by unit quaternions `q (..., 4)`."""
     q, v = _f64(q), _f64(v)
     u, w = q[..., :3], q[..., 3:4]
-    t = 2.0 * np.cross(u, v)
-    return v + w * t + np.cross(u, t)
+    t = 2.0 * _cross(u, v)
+    return v + w * t + _cross(u, t)
 
 
 def quat_to_matrix(q: object) -> np.ndarray:
