@@ -550,15 +550,19 @@ def test_finiteness_check_accepts_huge_finite_and_refuses_nan_inf(bus, md):
 
     f = forces_for(0, md.num_taxels)
     assert all_finite(f)
-    f[0, 0] = f[1, 0] = 3e38  # the fast sum overflows float32: the exact check decides, finite
-    with np.errstate(over="ignore"):
-        assert all_finite(f)
+    f[0, 0] = f[1, 0] = 3e38  # huge but finite (their sum would overflow float32)
+    assert all_finite(f)
     for bad in (np.nan, np.inf, -np.inf):
         g = forces_for(0, md.num_taxels)
         g[md.num_taxels - 1, 2] = bad
         assert not all_finite(g)
+    g[0, 0] = np.inf  # +inf and -inf in one frame: still a typed error, no numpy warning
+    probe, link = confirmed(InProcessBus(), md)
+    link.publish(Stream.DATA, encode_tactile_record(g, TS), 0)
+    with pytest.raises(NonFiniteForceError, match="taxel 0"):
+        probe.update()
     tracker = TactileTracker(CID, bus)
-    with TactilePublisher(CID, md, bus) as pub, np.errstate(over="ignore"):
+    with TactilePublisher(CID, md, bus) as pub:
         pub.publish(f, sample_time_ns=0)
         assert tracker.update() == 1
     assert tracker.get_data().forces[1, 0] == np.float32(3e38)

@@ -22,7 +22,6 @@ All of this runs in the caller's thread: transports only enqueue.
 """
 from __future__ import annotations
 
-import math
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -51,19 +50,11 @@ ERROR_POLICIES = ("raise", "drop")
 
 
 def all_finite(forces: np.ndarray) -> bool:
-    """True if every component of a float32 force array is finite.
+    """True if every component of a force array is finite (element-wise, ~1.5 µs for 176 taxels).
 
-    Fast path: the sum of all components (one BLAS dot with ones, ~0.4 µs for 176 taxels instead
-    of ~1.5 µs element-wise) is finite iff every component is finite, unless finite values sum
-    beyond float32 range (> 3.4e38 N); only then the element-wise check decides."""
-    flat = forces.reshape(-1)
-    ones = _ONES.get(flat.size)
-    if ones is None:
-        ones = _ONES.setdefault(flat.size, np.ones(flat.size, np.float32))
-    return math.isfinite(flat.dot(ones)) or bool(np.isfinite(flat).all())
-
-
-_ONES: dict[int, np.ndarray] = {}
+    Deliberately not a faster sum-based test: summing raises numpy overflow / invalid-value
+    warnings for huge or mixed ±inf values, which under `-W error` would replace the typed error."""
+    return bool(np.isfinite(forces).all())
 
 
 class TactileFrame(NamedTuple):
