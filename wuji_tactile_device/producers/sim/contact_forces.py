@@ -160,13 +160,6 @@ class ContactForceModel:
         self.pad_slot_normals = _padded([p.normals for p in self.pads], fill=0.0)
         self.slot_to_taxel = _padded_index([len(p.positions) for p in self.pads])
         self.taxel_slot = np.flatnonzero(self.slot_to_taxel.ravel() >= 0)   # slot of each taxel
-        self.pix_slots = _padded([p.pixel_positions[p.pixel_valid] for p in self.pads])
-        pix_valid_slot = _padded_index([int(p.pixel_valid.sum()) for p in self.pads]) >= 0
-        flat = [k * IMAGE_SHAPE[0] * IMAGE_SHAPE[1] + np.flatnonzero(p.pixel_valid.ravel())
-                for k, p in enumerate(self.pads)]
-        self.pix_valid_slot = pix_valid_slot.ravel()
-        self.pix_image_index = np.concatenate(flat)   # image pixel of each valid slot, slot order
-        self._eye5 = np.eye(5)
         # Full image grids per pad for windowed image distribution (invalid pixels far away).
         grid = np.stack([p.pixel_positions for p in self.pads])                  # (5, 48, 32, 3)
         self.pix_grid = np.where(np.isfinite(grid), grid, _FAR)
@@ -179,12 +172,16 @@ class ContactForceModel:
         self.inv_dx = 1.0 / self.grid_dx
         # Smallest grid-plane distance from a contact to its window's border [m²] (see _images).
         self.window_bound_sq = np.minimum(_WIN_ROWS * np.abs(self.grid_dz), _WIN_COLS * self.grid_dx) ** 2
+        npx = IMAGE_SHAPE[0] * IMAGE_SHAPE[1]
         flat_grid = self.pix_grid.reshape(-1, 3)
-        self.pix_x, self.pix_y, self.pix_z = (np.ascontiguousarray(flat_grid[:, i]) for i in range(3))
-        self.pix_sq = (flat_grid * flat_grid).sum(axis=1)
+        self._pix_aug = np.concatenate([flat_grid, (flat_grid * flat_grid).sum(axis=1, keepdims=True)],
+                                       axis=1)                                   # (5·1536, 4)
+        self._grid_tab = np.stack([self.grid_z0, self.grid_x0, -self.inv_dz, self.inv_dx], axis=1)
+        self._pad_px0 = np.arange(5) * npx
+        self._axis_px0 = (np.arange(3) * 5 * npx)[:, None]
+        self._exact_limit = self.window_bound_sq - CUTOFF
         self._win_offsets = (np.arange(-_WIN_ROWS, _WIN_ROWS + 1)[:, None] * IMAGE_SHAPE[1]
                              + np.arange(-_WIN_COLS, _WIN_COLS + 1)).ravel()
-        self._xyz = np.arange(3)
         # Per-frame lookups: pair code from the flat geom-pair index g0·(G+1) + g1 (−1 = flex wraps
         # onto the zero row/column), per-code tables, the nearest-slot table (normal, r²).
         self._opt = model.opt
@@ -231,30 +228,32 @@ class ContactForceModel:
             return None
         if self._opt.cone != self._cone:  # the model's options were changed after construction
             self._configure_cone()
-        code = code[idx]
-        pad = self._code_pad[code]
+        code = code.take(idx)
+        pad = self._code_pad.take(code)
         # Contact frame rows (normal, t1, t2; world), negated when the pad is geom[0]: then
         # f_c · rows is the force ON the pad and −rows[0] the pad → object normal.
-        rows = con.frame[idx].reshape(-1, 3, 3) * self._code_sign[code]
+        rows = con.frame.take(idx, axis=0).reshape(-1, 3, 3) * self._code_sign.take(code, axis=0)
         if self.efc_first_three:
-            f_c = data.efc_force[adr[idx, None] + _XYZ]
+            f_c = data.efc_force.take(adr.take(idx)[:, None] + _XYZ)
         else:
             f_c = contact_frame_forces(self.model, data, idx)
-        R = data.xmat[self.distal_bodies[pad]].reshape(-1, 3, 3)
+        body = self.distal_bodies.take(pad)
+        R = data.xmat.take(body, axis=0).reshape(-1, 3, 3)
         # World vectors → distal frame in one batched product: the three signed frame rows and the
         # pad-surface point (contact midpoint moved half the signed distance toward the pad).
         world = np.empty((len(idx), 4, 3))
         world[:, :3] = rows
-        world[:, 3] = con.pos[idx] + rows[:, 0] * (0.5 * con.dist[idx, None]) - data.xpos[self.distal_bodies[pad]]
+        world[:, 3] = (con.pos.take(idx, axis=0) + rows[:, 0] * (0.5 * con.dist.take(idx)[:, None])
+                       - data.xpos.take(body, axis=0))
         loc = world @ R                                     # row vectors: v_loc = Rᵀ v
         f_loc = np.matmul(f_c[:, None, :], loc[:, :3])[:, 0]  # force ON the pad (distal frame)
         p_loc = loc[:, 3]
         # Active-pad mask: front side, nearest taxel within r, normal alignment.
-        diff = self.pad_slots[pad] - p_loc[:, None, :]
+        diff = self.pad_slots.take(pad, axis=0) - p_loc[:, None, :]
         d2 = np.einsum("csi,csi->cs", diff, diff)
         nearest = d2.argmin(axis=1)
         dmin = d2.min(axis=1)
-        near = self._slot_info[pad * self._slots + nearest]   # nearest slot's normal and r²
+        near = self._slot_info.take(pad * self._slots + nearest, axis=0)   # nearest slot's normal and r²
         ok = ((dmin <= near[:, 3]) & self._front(p_loc[:, 1], 0.0)
               & (np.einsum("ci,ci->c", loc[:, 0], near[:, :3]) <= -MIN_NORMAL_ALIGNMENT))
         accepted = int(np.count_nonzero(ok))
@@ -274,7 +273,7 @@ class ContactForceModel:
                                   np.zeros((5, 3)), np.zeros((5, 3)), np.tile(np.eye(3), (5, 1, 1)),
                                   self.pad_rot_common, 0, rejected, img)
         code, f_loc, p_loc, d2, dmin, rejected = found
-        onehot = self._code_onehot[code]                              # (C, 5)
+        onehot = self._code_onehot.take(code, axis=0)                 # (C, 5)
         # Gaussian response with the relative cutoff; the per-contact normalisation is applied to
         # the force (C × 3) instead of the weights (C × 40).
         delta = d2 - dmin[:, None]
@@ -283,19 +282,19 @@ class ContactForceModel:
         f_scaled = f_loc / u.sum(axis=1, keepdims=True)
         # Each contact's weights placed in its own pad's 40 slots of the 5 × 40 slot table.
         w_slots = (onehot[:, :, None] * u[:, None, :]).reshape(len(u), -1)      # (C, 200)
-        taxel_distal = (w_slots.T @ f_scaled)[self.taxel_slot]                  # (176, 3) distal frame
+        taxel_distal = (w_slots.T @ f_scaled).take(self.taxel_slot, axis=0)     # (176, 3) distal frame
         taxel = np.einsum("ni,nij->nj", taxel_distal, self.taxel_rot).astype(np.float32)
         res_distal = onehot.T @ f_loc                                           # (5, 3)
-        rot = data.xmat[self.distal_bodies].reshape(5, 3, 3)
+        rot = data.xmat.take(self.distal_bodies, axis=0).reshape(5, 3, 3)
         res = res_distal @ self.pad_rot_common
         img = None
         if images:
-            pad = self._code_pad[code]
-            img = self._images(PadContacts(pad, f_loc @ self.pad_rot_common, f_loc, p_loc), onehot)
+            pad = self._code_pad.take(code)
+            img = self._images(PadContacts(pad, f_loc @ self.pad_rot_common, f_loc, p_loc))
         return TactileReading(taxel, taxel_distal, res, res_distal, rot, self.pad_rot_common,
                               len(code), rejected, img)
 
-    def _images(self, contacts: PadContacts, onehot: np.ndarray) -> np.ndarray:
+    def _images(self, contacts: PadContacts) -> np.ndarray:
         """(5, 3, 48, 32) pad-frame force images [N/pixel]; zero outside the valid mask.
 
         Same rule as the taxels, evaluated on a window of 25 × 21 pixels around each contact: a
@@ -306,32 +305,41 @@ class ContactForceModel:
         test (far off the surface) use every pixel of their pad."""
         rows_n, cols_n = IMAGE_SHAPE
         npx = rows_n * cols_n
-        p, pad = contacts.position_distal, contacts.pad
-        fr = (self.grid_z0[pad] - p[:, 2]) * self.inv_dz[pad]          # fractional row, col
-        fc = (p[:, 0] - self.grid_x0[pad]) * self.inv_dx[pad]
-        r0 = np.minimum(np.maximum(fr.astype(np.int64), _WIN_ROWS), rows_n - 1 - _WIN_ROWS)
-        c0 = np.minimum(np.maximum(fc.astype(np.int64), _WIN_COLS), cols_n - 1 - _WIN_COLS)
-        flat = (pad * npx + r0 * cols_n + c0)[:, None] + self._win_offsets             # (C, R·K)
-        d2 = (self.pix_sq[flat] - 2.0 * (self.pix_x[flat] * p[:, 0:1] + self.pix_y[flat] * p[:, 1:2]
-                                         + self.pix_z[flat] * p[:, 2:3])) + (p * p).sum(axis=1)[:, None]
-        # Every pixel outside the window is ≥ window_bound away in the grid plane, hence in 3D.
-        exact = d2.min(axis=1) + CUTOFF < self.window_bound_sq[pad]
-        img = np.zeros((3, 5 * npx))
-        if not exact.all():  # the whole pad for contacts the window cannot settle (far off the surface)
-            far = np.flatnonzero(~exact)
-            full = (pad[far] * npx)[:, None] + np.arange(npx)
-            w_far = _weights(_sq_dist(p[far], self.pix_grid[pad[far]].reshape(-1, npx, 3)))
-            for axis in range(3):
-                img[axis] += np.bincount(full.ravel(), (w_far * contacts.force_pad[far, axis:axis + 1]).ravel(), 5 * npx)
-            flat, d2, f = flat[exact], d2[exact], contacts.force_pad[exact]
-        else:
-            f = contacts.force_pad
-        if len(flat):
-            w = _weights(d2)
-            idx = flat.ravel()
-            for axis in range(3):
-                img[axis] += np.bincount(idx, (w * f[:, axis:axis + 1]).ravel(), 5 * npx)
-        return img.reshape(3, 5, rows_n, cols_n).transpose(1, 0, 2, 3)
+        p, pad, f = contacts.position_distal, contacts.pad, contacts.force_pad
+        grid = self._grid_tab.take(pad, axis=0)                                       # z0, x0, −1/|dz|, 1/dx
+        rc = ((p[:, _ZX] - grid[:, :2]) * grid[:, 2:]).astype(np.int64)  # window centre row, col
+        rc = np.minimum(np.maximum(rc, _WIN_LO), _WIN_HI)
+        flat = (rc @ _RC_STRIDE + self._pad_px0.take(pad))[:, None] + self._win_offsets   # (C, 25·21)
+        # r² − |p|² = |pixel|² − 2 pixel·p: one product with the pixel table (x, y, z, |x|²).
+        v = p @ _V_MAP + _V_ONE                                          # (−2p, 1)
+        d2 = np.matmul(self._pix_aug.take(flat, axis=0), v[:, :, None])[:, :, 0]
+        dmin = d2.min(axis=1)
+        # nearest r² + (3σ)² < window_bound²
+        exact = dmin < self._exact_limit.take(pad) - np.einsum("ci,ci->c", p, p)
+        if exact.all():
+            return self._scatter_image(flat, d2, dmin, f)
+        # The whole pad for contacts the window cannot settle (far off the surface).
+        far = ~exact
+        full = (self._pad_px0[pad[far]])[:, None] + np.arange(npx)
+        d2_far = _sq_dist(p[far], self.pix_grid[pad[far]].reshape(-1, npx, 3))
+        img = self._scatter_image(full, d2_far, d2_far.min(axis=1), f[far])
+        if exact.any():
+            img = img + self._scatter_image(flat[exact], d2[exact], dmin[exact], f[exact])
+        return img
+
+    def _scatter_image(self, flat: np.ndarray, d2: np.ndarray, dmin: np.ndarray, f: np.ndarray) -> np.ndarray:
+        """Distribute forces `f` (C, 3) [N] over image pixels `flat` (C, S) with squared distances
+        `d2` (C, S) [m²] (any per-row constant added) by the Gaussian rule: (5, 3, 48, 32).
+        Only the pixels inside the cutoff (about half a window) are carried past the test."""
+        delta = d2 - dmin[:, None]
+        keep = np.flatnonzero(delta <= CUTOFF)                  # into the (C·S) raveled window
+        u = np.exp(delta.take(keep) * (-0.5 / (SIGMA * SIGMA)))
+        row = keep // d2.shape[1]                               # contact of each kept pixel
+        f_scaled = f / np.bincount(row, u, len(f))[:, None]     # per-contact normalisation
+        values = f_scaled.T.take(row, axis=1) * u               # (3, K): axis-major
+        index = flat.take(keep) + self._axis_px0                # (3, K)
+        img = np.bincount(index.ravel(), values.ravel(), 15 * IMAGE_SHAPE[0] * IMAGE_SHAPE[1])
+        return img.reshape((3, 5) + IMAGE_SHAPE).transpose(1, 0, 2, 3)
 
 
 def _pairs_condim_at_least_3(model: mujoco.MjModel, obj: np.ndarray, pad_of_geom: np.ndarray) -> bool:
@@ -350,6 +358,12 @@ _EMPTY = PadContacts(np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 3)), 
 _FAR = 1e3  # [m] position of padding slots
 _XYZ = np.arange(3)
 _WIN_ROWS, _WIN_COLS = 12, 10  # image window half sizes [pixels] (≥ 5 mm ≥ 3σ + pixel)
+_WIN_LO = np.array([_WIN_ROWS, _WIN_COLS])                                   # window centre range
+_WIN_HI = np.array([IMAGE_SHAPE[0] - 1 - _WIN_ROWS, IMAGE_SHAPE[1] - 1 - _WIN_COLS])
+_RC_STRIDE = np.array([IMAGE_SHAPE[1], 1])
+_ZX = np.array([2, 0])
+_V_MAP = np.hstack([-2.0 * np.eye(3), np.zeros((3, 1))])   # p ↦ (−2p, 1) with _V_ONE
+_V_ONE = np.array([0.0, 0.0, 0.0, 1.0])
 
 
 def _padded(arrays: list[np.ndarray], fill: float = _FAR) -> np.ndarray:
