@@ -142,6 +142,7 @@ class TactileTracker:
         self._frames: deque[TactileFrame] | None = None  # created by the first frames() call
         self._frames_overflowed = 0
         self._closed = False
+        self._last_processed = 0  # events taken up by the last update()
 
     # -- public API -----------------------------------------------------------------------------
 
@@ -184,6 +185,7 @@ class TactileTracker:
         self.counters.overflowed = self._subscription.overflowed + self._frames_overflowed
         self.counters.transport_malformed = getattr(self._subscription, "malformed", 0)
         delivered = 0
+        self._last_processed = len(pending)
         while pending:
             event = pending.popleft()
             if type(event) is Message:
@@ -218,7 +220,10 @@ class TactileTracker:
         while True:
             while self._frames:
                 yield self._frames.popleft()
-            if self.update() == 0 and not self._frames:
+            delivered = self.update()
+            # Stop once nothing arrived at all (not merely no frame: a replay may hold metadata
+            # or liveliness events, or frames dropped before confirmation, ahead of its data).
+            if delivered == 0 and not self._frames and self._last_processed == 0:
                 return
 
     def close(self) -> None:

@@ -93,7 +93,10 @@ class ProducerLink(ABC):
 
 
 class Subscription(ABC):
-    """A consumer's handle on both streams of one collection, plus its producers' liveliness."""
+    """A consumer's handle on both streams of one collection, plus its producers' liveliness.
+
+    The queue limit counts every event (liveliness changes too). Live subscriptions may also offer
+    `wait(timeout_s) -> bool` (block until an event is queued); consumers that find none poll."""
 
     collection_id: str
 
