@@ -45,13 +45,17 @@ class TactileReading(NamedTuple):
 
     taxel_forces: np.ndarray   # (176, 3) float32, each taxel's own axes, force ON the taxel [N]
     taxel_forces_distal: np.ndarray  # (176, 3) float64, the same shares in their distal body frame [N]
-    resultants: np.ndarray     # (5, 3) float64 per-pad resultant in the pad frame [N], thumb → pinky
     pad_forces_distal: np.ndarray  # (5, 3) float64 per-pad resultant in its distal body frame [N]
     distal_rotations: np.ndarray   # (5, 3, 3) distal body → world rotations at this frame
     pad_rotation: np.ndarray   # (3, 3) pad axes (columns) in the distal frame, same for all pads
     num_contacts: int          # accepted (masked-in) contacts
     num_rejected: int          # distal–object contacts dropped by the active-pad mask
     images: np.ndarray | None  # (5, 3, 48, 32) float64 pad-frame N/pixel, NaN-free (0 outside mask)
+
+    @property
+    def resultants(self) -> np.ndarray:
+        """(5, 3) per-pad resultant force ON the pad in its pad frame [N], thumb → pinky."""
+        return self.pad_forces_distal @ self.pad_rotation
 
     @property
     def taxel_forces_pad(self) -> np.ndarray:
@@ -221,11 +225,15 @@ class ContactForceModel:
         if data.ncon == 0:
             return None
         con = data.contact
-        adr = con.efc_address
-        code = self._pair_code_flat[con.geom @ self._pair_stride]  # 0 unless distal–object
-        idx = np.flatnonzero(code * (adr >= 0))
+        code = self._pair_code_flat.take(con.geom @ self._pair_stride)  # 0 unless distal–object
+        idx = np.flatnonzero(code)
         if idx.size == 0:
             return None
+        adr = con.efc_address.take(idx)
+        if adr.min() < 0:  # contacts outside the solver (e.g. inside the margin gap) carry no force
+            idx, adr = idx[adr >= 0], adr[adr >= 0]
+            if idx.size == 0:
+                return None
         if self._opt.cone != self._cone:  # the model's options were changed after construction
             self._configure_cone()
         code = code.take(idx)
@@ -234,20 +242,16 @@ class ContactForceModel:
         # f_c · rows is the force ON the pad and −rows[0] the pad → object normal.
         rows = con.frame.take(idx, axis=0).reshape(-1, 3, 3) * self._code_sign.take(code, axis=0)
         if self.efc_first_three:
-            f_c = data.efc_force.take(adr.take(idx)[:, None] + _XYZ)
+            f_c = data.efc_force.take(adr[:, None] + _XYZ)
         else:
             f_c = contact_frame_forces(self.model, data, idx)
         body = self.distal_bodies.take(pad)
         R = data.xmat.take(body, axis=0).reshape(-1, 3, 3)
-        # World vectors → distal frame in one batched product: the three signed frame rows and the
-        # pad-surface point (contact midpoint moved half the signed distance toward the pad).
-        world = np.empty((len(idx), 4, 3))
-        world[:, :3] = rows
-        world[:, 3] = (con.pos.take(idx, axis=0) + rows[:, 0] * (0.5 * con.dist.take(idx)[:, None])
-                       - data.xpos.take(body, axis=0))
-        loc = world @ R                                     # row vectors: v_loc = Rᵀ v
-        f_loc = np.matmul(f_c[:, None, :], loc[:, :3])[:, 0]  # force ON the pad (distal frame)
-        p_loc = loc[:, 3]
+        rows_loc = rows @ R                                   # row vectors: v_loc = Rᵀ v
+        f_loc = np.matmul(f_c[:, None, :], rows_loc)[:, 0]   # force ON the pad (distal frame)
+        # Pad-surface point: the contact midpoint moved half the signed distance toward the pad.
+        p_mid = np.matmul((con.pos.take(idx, axis=0) - data.xpos.take(body, axis=0))[:, None, :], R)[:, 0]
+        p_loc = p_mid + rows_loc[:, 0] * (0.5 * con.dist.take(idx))[:, None]
         # Active-pad mask: front side, nearest taxel within r, normal alignment.
         diff = self.pad_slots.take(pad, axis=0) - p_loc[:, None, :]
         d2 = np.einsum("csi,csi->cs", diff, diff)
@@ -255,7 +259,7 @@ class ContactForceModel:
         dmin = d2.min(axis=1)
         near = self._slot_info.take(pad * self._slots + nearest, axis=0)   # nearest slot's normal and r²
         ok = ((dmin <= near[:, 3]) & self._front(p_loc[:, 1], 0.0)
-              & (np.einsum("ci,ci->c", loc[:, 0], near[:, :3]) <= -MIN_NORMAL_ALIGNMENT))
+              & (np.einsum("ci,ci->c", rows_loc[:, 0], near[:, :3]) <= -MIN_NORMAL_ALIGNMENT))
         accepted = int(np.count_nonzero(ok))
         rejected = len(idx) - accepted
         if rejected:
@@ -270,7 +274,7 @@ class ContactForceModel:
             rejected = 0 if found is None else found[5]
             img = np.zeros((5, 3) + IMAGE_SHAPE) if images else None
             return TactileReading(np.zeros((self.num_taxels, 3), np.float32), np.zeros((self.num_taxels, 3)),
-                                  np.zeros((5, 3)), np.zeros((5, 3)), np.tile(np.eye(3), (5, 1, 1)),
+                                  np.zeros((5, 3)), np.tile(np.eye(3), (5, 1, 1)),
                                   self.pad_rot_common, 0, rejected, img)
         code, f_loc, p_loc, d2, dmin, rejected = found
         onehot = self._code_onehot.take(code, axis=0)                 # (C, 5)
@@ -286,12 +290,11 @@ class ContactForceModel:
         taxel = np.einsum("ni,nij->nj", taxel_distal, self.taxel_rot).astype(np.float32)
         res_distal = onehot.T @ f_loc                                           # (5, 3)
         rot = data.xmat.take(self.distal_bodies, axis=0).reshape(5, 3, 3)
-        res = res_distal @ self.pad_rot_common
         img = None
         if images:
             pad = self._code_pad.take(code)
             img = self._images(PadContacts(pad, f_loc @ self.pad_rot_common, f_loc, p_loc))
-        return TactileReading(taxel, taxel_distal, res, res_distal, rot, self.pad_rot_common,
+        return TactileReading(taxel, taxel_distal, res_distal, rot, self.pad_rot_common,
                               len(code), rejected, img)
 
     def _images(self, contacts: PadContacts) -> np.ndarray:
