@@ -111,3 +111,39 @@ def test_cli_records_a_replayable_mcap(tmp_path):
     assert tracker.get_metadata() == sim_metadata("left")
     # A partial run cannot pass the press checks: non-zero exit.
     assert main(["sim", "--scenario", "press", "--duration", "1", "--quiet"]) == 1
+
+
+def test_run_stopped_before_the_hold_fails_its_checks_as_not_reached():
+    """A run too short to reach the press hold (2.2 s) reports every hold check as failed and
+    says why, instead of crashing on empty arrays."""
+    result = run_scenario(PressScenario(), max_frames=220)
+    assert result.frames == 220 and not result.passed
+    hold = [c for c in result.checks if "hold" in c.name]
+    assert len(hold) == 3
+    for c in hold:
+        assert not c.passed and c.missing == "the run ended at 2.20 s, the hold is 7-10.5 s"
+        assert np.isnan(c.value)
+        assert c.line().startswith(f"[FAIL] {c.name}: not reached — the run ended at 2.20 s")
+    release = [c for c in result.checks if "after release" in c.name]
+    assert len(release) == 1 and not release[0].passed and "not reached" in release[0].line()
+
+
+def test_partial_hold_cannot_pass_even_with_good_values():
+    """Stopping 0.5 s into the hold: the values measured so far are within the limits, but the
+    checks judge the whole hold, so they fail as incomplete (value shown)."""
+    result = run_scenario(PressScenario(), max_frames=750)
+    checks = {c.name: c for c in result.checks}
+    err = checks["max |‖F‖ - target| during the hold"]
+    assert 0 < err.value <= PressScenario.HOLD_TOLERANCE           # good so far ...
+    assert not err.passed and "incomplete — the run ended at 7.50 s" in err.line()   # ... but not judged
+    assert checks["pads in contact during the whole hold (7-10.5 s)"].value == 5
+    assert not result.passed
+
+
+def test_lift_run_without_frames_reports_instead_of_crashing():
+    result = run_scenario(LiftScenario(), max_frames=0)
+    assert result.frames == 0 and not result.passed
+    lines = result.report().splitlines()
+    assert lines[0] == "scenario lift (right hand, 0 frames, 0.00 s simulated)"
+    assert all(line.strip().startswith("[FAIL]") for line in lines[1:])
+    assert "block lifted (height gain at the end): not reached — the run ended at 0.00 s" in lines[1]
