@@ -245,3 +245,18 @@ def test_bench_prints_markdown_and_exit_code_follows_the_targets(capsys, monkeyp
 
     code, _, err = cli(capsys, "bench", "nosuch")
     assert code == 2 and "unknown section 'nosuch'" in err and "Traceback" not in err
+
+
+def test_output_closed_early_exits_quietly(sim_run):
+    """`wuji-tactile replay x.mcap | head -1`: a closed pipe ends the program without a traceback.
+    1300 lines outgrow the pipe's buffer, so the program is still writing when the reader leaves."""
+    proc = subprocess.Popen([SCRIPT, "replay", str(sim_run[0])],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = proc.stdout.readline()
+    proc.stdout.close()  # the reader goes away, as `head -1` does
+    code = proc.wait(timeout=60)
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert first.strip()  # it was printing frames
+    assert code == 141, err
+    assert "Traceback" not in err and "BrokenPipeError" not in err
