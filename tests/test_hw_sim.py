@@ -85,7 +85,8 @@ def test_emulated_cli_records_an_mcap_with_the_simulations_layout(tmp_path: Path
         summary = make_reader(f).get_summary()
     topics = {(c.topic, summary.schemas[c.schema_id].name) for c in summary.channels.values()}
     assert topics == {("tactile/right", "core.TactileDataArrayRecord"),
-                      ("tactile/right/metadata", "core.TactileMetadataRecord")}
+                      ("tactile/right/metadata", "core.TactileMetadataRecord"),
+                      ("tactile/right/device_resultants", "wuji_tactile.DeviceResultants")}
     replay = McapReplay(out)
     tracker = TactileTracker("tactile/right", replay)
     frames = list(tracker.frames())
@@ -98,8 +99,12 @@ def test_emulated_cli_records_an_mcap_with_the_simulations_layout(tmp_path: Path
     times = np.array([fr.timestamp.sample_time_raw_device_clock for fr in frames])
     gaps = np.diff(times)
     assert gaps.min() == 10_000_000 and gaps.max() >= 200_000_000  # the offline stretch is a gap, not stale data
-    csv = out.with_suffix(".resultants.csv").read_text().splitlines()
-    assert csv[0].startswith("device_time_us,finger,fx_n") and len(csv) == 1 + 5 * len(frames)
+    # one device-resultant message per published tick, joined on the data record's sequence
+    with open(out, "rb") as f:
+        res = {m.sequence: m.publish_time for _, c, m in make_reader(f).iter_messages(log_time_order=False)
+               if c.topic == "tactile/right/device_resultants"}
+    assert res == {fr.sequence: fr.timestamp.sample_time_local_common_clock for fr in frames}
+    assert not out.with_suffix(".resultants.csv").exists()
 
 
 def _replayed(path: Path):
@@ -120,7 +125,9 @@ def test_emulated_hardware_recording_matches_the_simulation_recording(tmp_path: 
     assert main(["hw", "--emulate", "--fast", "--scenario", "press", "--record", str(hw_path)]) == 0
     sim_md, sim_frames, sim_topics = _replayed(sim_path)
     hw_md, hw_frames, hw_topics = _replayed(hw_path)
-    assert hw_topics == sim_topics
+    # the contract topics are identical; the hardware file adds the device's own resultants
+    assert hw_topics == sim_topics | {("tactile/right/device_resultants", "wuji_tactile.DeviceResultants",
+                                       "jsonschema", "json")}
     assert hw_md.joint_ids == sim_md.joint_ids and hw_md.num_taxels == sim_md.num_taxels
     np.testing.assert_array_equal(hw_md.segment_bind_poses, sim_md.segment_bind_poses)
     np.testing.assert_array_equal(hw_md.segment_weights, sim_md.segment_weights)

@@ -14,7 +14,6 @@ import re
 import signal
 import sys
 import time
-from pathlib import Path
 
 from ..errors import ProducerError
 from .cmd_record import add_zenoh_arguments, open_zenoh
@@ -69,8 +68,8 @@ def register(subparsers) -> None:
     out.add_argument("--publish", choices=("inproc", "zenoh"), default="inproc",
                      help="inproc: this process only (default; use with --record); zenoh: publish on Zenoh "
                           "(loopback unless configured)")
-    out.add_argument("--record", metavar="OUT.mcap", help="record the collection to an MCAP file "
-                     "(device resultants and temperatures go to OUT.resultants.csv)")
+    out.add_argument("--record", metavar="OUT.mcap", help="record the collection to an MCAP file, with the "
+                     "device's own per-finger resultants and temperatures on topic <collection>/device_resultants")
     out.add_argument("--overwrite", action="store_true", help="replace the recording if it exists")
     out.add_argument("--duration", type=float, metavar="S", help="stop after S seconds (default: Ctrl-C; emulation: scenario length)")
     add_zenoh_arguments(p)
@@ -120,12 +119,12 @@ def run(args: argparse.Namespace) -> int:
 def _publish(args, device, emu, faults) -> int:
     from tqdm import tqdm
 
-    from ..producers.hardware import HardwareProducer, ResultantLog
+    from ..producers.hardware import HardwareProducer, ResultantRecorder
     from ..transport.inproc import InProcessBus
 
     transport = open_zenoh(args) if (args.publish == "zenoh" or args.zenoh or args.zenoh_listen or args.zenoh_config) \
         else InProcessBus()
-    recorder = resultant_log = producer = None
+    recorder = producer = None
     bar = tqdm(desc="hw", unit=" frames", file=sys.stderr, mininterval=0.5)
     previous_term = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
@@ -143,8 +142,7 @@ def _publish(args, device, emu, faults) -> int:
             recorder.add_collection(transport, config.collection)
             producer.publisher.publish_metadata()  # the first one went out before the recorder listened
             recorder.poll()
-            resultant_log = ResultantLog(Path(args.record).with_suffix(".resultants.csv"))
-            producer.on_tick = resultant_log
+            producer.on_tick = ResultantRecorder(recorder, config.collection)
         source = "the emulated hand" if emu else f"hand {device.serial_number}"
         layout = ", ".join(f"{k}: {v}" for k, v in producer.layout_sources.items())
         bar.write(f"hw: publishing {config.collection}: {producer.num_taxels} taxels at {producer.rate_hz:g} Hz "
@@ -165,8 +163,6 @@ def _publish(args, device, emu, faults) -> int:
         try:
             if recorder is not None:
                 recorder.close()
-            if resultant_log is not None:
-                resultant_log.close()
             if producer is not None:
                 producer.close()  # closes the device too
             else:

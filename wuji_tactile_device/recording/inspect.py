@@ -1,6 +1,8 @@
 """inspect_file: what a recording holds (per topic: counts, time range, rate, schema, sessions) and
 whether it is sound: every chunk against its CRC, every data record through the verifier and
-against its session's taxel count, every metadata record through validation."""
+against its session's taxel count, every metadata record through validation, every message of an
+auxiliary JSON topic parsed and checked against its channel's `jsonschema` schema. Topics in other
+encodings are counted and listed, not checked."""
 from __future__ import annotations
 
 import os
@@ -10,7 +12,7 @@ from pathlib import Path
 from ..errors import CorruptChunkError, TactileError
 from ..messages import decode_metadata_record, decode_tactile_record
 from ..transport.base import Stream
-from . import layout
+from . import json_channel, layout
 from .replay import streams_of
 from .scan import FileView, Scan, read_chunk, scan
 
@@ -22,6 +24,7 @@ class TopicStats:
     topic: str
     schema_name: str
     message_encoding: str
+    schema_encoding: str = ""
     sessions: set[int] = field(default_factory=set)
     count: int = 0
     first_ns: int | None = None
@@ -61,14 +64,16 @@ class InspectReport:
         lines = [f"{self.path}: {sc.size} bytes, {state}, {len(sc.chunks)} chunks, written by {sc.library!r}"]
         for md in sc.metadata:
             lines.append(f"file metadata {md.name!r}: " + ", ".join(f"{k}={v}" for k, v in md.metadata.items()))
-        lines.append(f"{'topic':<32} {'schema':<28} {'messages':>8} {'sessions':>8} {'duration s':>10} "
-                     f"{'rate Hz':>8} {'max B':>6}  log time ns")
+        lines.append(f"{'topic':<32} {'schema':<30} {'encoding':<16} {'messages':>8} {'sessions':>8} "
+                     f"{'duration s':>10} {'rate Hz':>8} {'max B':>6}  log time ns")
         for t in sorted(self.topics.values(), key=lambda t: t.topic):
             dur = (t.last_ns - t.first_ns) / 1e9 if t.count else 0.0
             rate = f"{t.rate_hz:8.2f}" if t.rate_hz is not None else f"{'-':>8}"
             span = f"{t.first_ns} .. {t.last_ns}" if t.count else "-"
-            lines.append(f"{t.topic:<32} {t.schema_name:<28} {t.count:>8} {len(t.sessions):>8} {dur:>10.3f} "
-                         f"{rate} {t.max_bytes:>6}  {span}")
+            encoding = t.message_encoding if t.schema_encoding in ("", t.message_encoding) \
+                else f"{t.message_encoding}/{t.schema_encoding}"
+            lines.append(f"{t.topic:<32} {t.schema_name:<30} {encoding:<16} {t.count:>8} {len(t.sessions):>8} "
+                         f"{dur:>10.3f} {rate} {t.max_bytes:>6}  {span}")
         if sc.truncation is not None:
             tr = sc.truncation
             s = f"truncated: {tr.reason}; {tr.bytes_lost} bytes after byte {tr.valid_until} are unreadable"
@@ -99,6 +104,8 @@ def inspect_file(path: str | os.PathLike) -> InspectReport:
         taxels: dict[tuple[str, int], int] = {}  # (collection, session) -> taxel count of its metadata
         adopted: dict[str, object] = {}  # collection -> first valid metadata
         early: dict[str, int] = {}  # collection -> data frames logged before their session's metadata
+        json_schemas: dict[int, dict | None] = {}  # schema id -> parsed jsonschema (None: unusable, reported)
+        unchecked: set[str] = set()  # topics in encodings this package does not check
         for chunk in sc.chunks:  # one chunk in memory at a time
             try:
                 c = read_chunk(view, chunk)
@@ -117,7 +124,8 @@ def inspect_file(path: str | os.PathLike) -> InspectReport:
                 stats = report.topics.get(ch.topic)
                 if stats is None:
                     stats = report.topics[ch.topic] = TopicStats(ch.topic, schema.name if schema else "(none)",
-                                                                 ch.message_encoding)
+                                                                 ch.message_encoding,
+                                                                 schema.encoding if schema else "")
                 stats.count += 1
                 stats.first_ns = m.log_time if stats.first_ns is None else min(stats.first_ns, m.log_time)
                 stats.last_ns = m.log_time if stats.last_ns is None else max(stats.last_ns, m.log_time)
@@ -126,11 +134,19 @@ def inspect_file(path: str | os.PathLike) -> InspectReport:
                     streams[m.channel_id] = streams_of(view.path, schemas, {ch.id: ch}).get(ch.id)
                 stream_of = streams[m.channel_id]
                 if stream_of is None:
-                    continue  # not a tactile stream: counted, not checked
+                    if ch.message_encoding == json_channel.MESSAGE_ENCODING:
+                        report.checked_messages += 1
+                        _check_json(report, m, ch, schema, json_schemas)
+                    else:
+                        unchecked.add(ch.topic)
+                    continue
                 cid, stream, session = stream_of
                 stats.sessions.add(session)
                 report.checked_messages += 1
                 _check(report, m, cid, stream, session, taxels, adopted, early)
+        for topic in sorted(unchecked):
+            t = report.topics[topic]
+            report.notes.append(f"{topic}: {t.count} messages in encoding {t.message_encoding!r} are counted, not checked")
         for cid, n in sorted(early.items()):
             report.notes.append(f"{cid}: {n} data frames were logged before their producer session's metadata "
                                 "(a tracker drops them, live or replayed)")
@@ -165,3 +181,27 @@ def _check(report: InspectReport, m, cid: str, stream: Stream, session: int, tax
     if (available, sample) != (m.log_time, m.publish_time):
         report.problem(f"{where}: log/publish time {m.log_time}/{m.publish_time} differ from the record's "
                        f"available/sample time {available}/{sample}")
+
+
+def _check_json(report: InspectReport, m, ch, schema, json_schemas: dict) -> None:
+    """An auxiliary JSON message: it must parse, and conform to its `jsonschema` schema if any."""
+    where = f"{ch.topic} seq {m.sequence} (log time {m.log_time} ns)"
+    parsed_schema = None
+    if schema is not None and schema.encoding == json_channel.SCHEMA_ENCODING:
+        if schema.id not in json_schemas:
+            try:
+                json_schemas[schema.id] = json_channel.decode(schema.data)
+                if not isinstance(json_schemas[schema.id], dict):
+                    raise ValueError("it is not a JSON object")
+            except ValueError as exc:
+                json_schemas[schema.id] = None
+                report.problem(f"{ch.topic}: schema {schema.name!r} is not valid JSON ({exc})")
+        parsed_schema = json_schemas[schema.id]
+    try:
+        value = json_channel.decode(m.data)
+    except ValueError as exc:
+        report.problem(f"{where}: not valid JSON ({exc})")
+        return
+    if parsed_schema is not None:
+        for v in json_channel.violations(value, parsed_schema)[:3]:
+            report.problem(f"{where}: {v} (schema {schema.name!r})")

@@ -5,6 +5,10 @@ Crash safety: the open chunk is closed and handed to the OS at least every `flus
 (default 0.5 s) of wall time, checked on every `poll()`/write, so a killed process loses at most
 the last flush period plus what the transport still held; `close()` (also on Ctrl-C in the CLI)
 writes the summary and leaves a complete, indexed file.
+
+Auxiliary channels (`add_json_channel` + `write_json`) record non-contract data alongside, e.g. a
+device's own per-finger resultants: JSON messages with a `jsonschema` schema, in the same chunks
+and under the same flush guarantee; replay and the tracker ignore them.
 """
 from __future__ import annotations
 
@@ -22,7 +26,7 @@ from .. import __version__
 from ..errors import InvalidMessageError, RecordingError, TactileError
 from ..messages import bfbs, decode_metadata_record
 from ..transport.base import LivelinessChange, Message, Stream, Subscription, Transport, validate_collection_id
-from . import layout
+from . import json_channel, layout
 
 log = logging.getLogger(__name__)
 
@@ -80,15 +84,19 @@ class McapRecorder:
         self._last_flush = time.monotonic_ns()
         self._pending = 0  # messages written since the last flush
         self._channels: dict[tuple[str, Stream, int], int] = {}
+        self._contract_topics: set[str] = set()
+        self._json_channels: dict[str, int] = {}  # auxiliary topic -> channel id
+        self._json_topics: dict[int, str] = {}  # channel id -> auxiliary topic
         self._last_metadata: dict[tuple[str, int], tuple[bytes, Any]] = {}  # (payload, decoded layout)
         self._subscriptions: list[Subscription] = []
         self._collections: set[str] = set()
         self._warned_unreadable: set[str] = set()
         self._closed = False
         #: written_data, written_metadata, metadata_repeats_skipped (periodic republishes),
-        #: unreadable_timestamp (written with the receive time as log time), liveliness_events.
+        #: unreadable_timestamp (written with the receive time as log time), liveliness_events,
+        #: written_json (messages on auxiliary channels).
         self.counters = {"written_data": 0, "written_metadata": 0, "metadata_repeats_skipped": 0,
-                         "unreadable_timestamp": 0, "liveliness_events": 0}
+                         "unreadable_timestamp": 0, "liveliness_events": 0, "written_json": 0}
 
     # -- sources -------------------------------------------------------------------------------
     def add_collection(self, transport: Transport, collection_id: str) -> None:
@@ -98,6 +106,10 @@ class McapRecorder:
         validate_collection_id(collection_id)
         if collection_id in self._collections:
             raise RecordingError(f"recording {self.path}: collection {collection_id!r} is already being recorded")
+        for topic in (layout.topic_of(collection_id, Stream.DATA), layout.topic_of(collection_id, Stream.METADATA)):
+            if topic in self._json_channels:
+                raise RecordingError(f"recording {self.path}: collection {collection_id!r} would write topic "
+                                     f"{topic!r}, already an auxiliary JSON channel")
         self._collections.add(collection_id)
         self._subscriptions.append(transport.subscribe(collection_id))
 
@@ -106,6 +118,65 @@ class McapRecorder:
         session, every delivered frame); writes happen inside `tracker.update()`."""
         self._check_open()
         tracker.add_observer(_TrackerTap(self))
+
+    def add_json_channel(self, topic: str, schema: dict, *, schema_name: str | None = None,
+                         metadata: dict[str, str] | None = None) -> int:
+        """Open an auxiliary (non-contract) channel: JSON messages (encoding `json`) described by
+        the JSON Schema `schema` (encoding `jsonschema`; Foxglove decodes and plots these).
+        `schema_name` defaults to the schema's `title`; `metadata`: str pairs stored on the
+        channel (e.g. frames and units). Returns the channel handle for `write_json`. A topic
+        already used by this recorder (auxiliary or contract) is refused."""
+        self._check_open()
+        if not isinstance(topic, str) or not topic:
+            raise RecordingError(f"recording {self.path}: auxiliary topic must be a non-empty str, got {topic!r}")
+        json_channel.check_schema(schema, topic=topic)
+        name = schema_name if schema_name is not None else schema.get("title")
+        if not isinstance(name, str) or not name:
+            raise RecordingError(f"recording {self.path}: topic {topic!r} needs a schema name "
+                                 "(schema_name=... or a 'title' in the schema)")
+        taken = topic in self._json_channels or topic in self._contract_topics or any(
+            topic in (layout.topic_of(c, Stream.DATA), layout.topic_of(c, Stream.METADATA)) for c in self._collections)
+        if taken:
+            raise RecordingError(f"recording {self.path}: topic {topic!r} is already recorded")
+        for k, v in (metadata or {}).items():
+            if not isinstance(k, str) or not isinstance(v, str):
+                raise RecordingError(f"topic {topic!r}: channel metadata must map str to str, got {k!r}: {v!r}")
+        try:
+            schema_id = self._writer.register_schema(name, json_channel.SCHEMA_ENCODING,
+                                                     json_channel.encode(schema, topic=topic))
+            channel = self._writer.register_channel(topic, json_channel.MESSAGE_ENCODING, schema_id,
+                                                    dict(metadata or {}))
+        except OSError as exc:
+            raise RecordingError(f"cannot write to {self.path}: {exc.strerror or exc}") from exc
+        self._json_channels[topic] = channel
+        self._json_topics[channel] = topic
+        return channel
+
+    def write_json(self, channel: int | str, message: Any, *, log_time_ns: int, publish_time_ns: int,
+                   sequence: int = 0) -> None:
+        """Write one JSON message on an auxiliary channel (its handle or topic). Times in ns
+        (same clock as the contract topics); flushes when the flush period has elapsed, like
+        `poll()`. NaN/infinity and non-JSON values raise RecordingError (nothing is written)."""
+        self._check_open()
+        if isinstance(channel, str):
+            topic, channel_id = channel, self._json_channels.get(channel)
+        else:
+            topic = self._json_topics.get(channel)
+            channel_id = channel if topic is not None else None
+        if channel_id is None:
+            raise RecordingError(f"recording {self.path}: {channel!r} is not an auxiliary channel of this recorder "
+                                 f"(open it with add_json_channel; open: {', '.join(self._json_channels) or 'none'})")
+        if log_time_ns < 0 or publish_time_ns < 0:
+            raise RecordingError(f"topic {topic!r}: negative time ({log_time_ns}, {publish_time_ns}) "
+                                 "cannot be an MCAP time")
+        payload = json_channel.encode(message, topic=topic)
+        try:
+            self._writer.add_message(channel_id, log_time_ns, payload, publish_time_ns, sequence & layout.SEQUENCE_MASK)
+        except OSError as exc:
+            raise RecordingError(f"cannot write to {self.path}: {exc.strerror or exc}") from exc
+        self.counters["written_json"] += 1
+        self._pending += 1
+        self.maybe_flush()
 
     @property
     def dropped_by_transport(self) -> int:
@@ -156,9 +227,14 @@ class McapRecorder:
                                 stream.value, exc)
         ch = self._channels.get((collection_id, stream, producer_session))
         if ch is None:
+            topic = layout.topic_of(collection_id, stream)
+            if topic in self._json_channels:
+                raise RecordingError(f"recording {self.path}: {collection_id} {stream.value} topic {topic!r} "
+                                     "is already an auxiliary JSON channel")
             ch = self._writer.register_channel(
-                layout.topic_of(collection_id, stream), layout.MESSAGE_ENCODING, self._schema_ids[stream],
+                topic, layout.MESSAGE_ENCODING, self._schema_ids[stream],
                 {layout.SESSION_KEY: layout.session_hex(producer_session)})
+            self._contract_topics.add(topic)
             self._channels[(collection_id, stream, producer_session)] = ch
         log_time, publish_time = times
         if log_time < 0 or publish_time < 0:

@@ -7,7 +7,8 @@
 
 Modules: `format` (format JSON + frame decoder), `device` (protocol + SDK adapter), `assembly`
 (five streams → ticks), `layout_metadata` (geometry → metadata, axis/sign mapping), `calibration`
-(normalized full scale), `producer`, `emulator`, `zero_calibration`. See docs/hardware.md.
+(normalized full scale), `producer`, `resultant_topic` (the device's resultants as an MCAP topic),
+`emulator`, `zero_calibration`. See docs/hardware.md.
 """
 from .assembly import AssemblyCounters, TickAssembler
 from .calibration import load_full_scale, write_full_scale
@@ -17,12 +18,13 @@ from .emulator import EmulatedHand2
 from .format import Aggregate, SensorFormat, build_format, parse_format
 from .layout_metadata import (DEFAULT_AXIS_MAPPING, AxisMapping, device_taxel_poses, hardware_metadata,
                               simulation_layout)
-from .producer import FingerResultant, HardwareConfig, HardwareProducer, ProducerEvent, ResultantLog
+from .producer import FingerResultant, HardwareConfig, HardwareProducer, ProducerEvent, TickResultants
+from .resultant_topic import ResultantRecorder, resultants_topic
 
 __all__ = [
     "Aggregate", "AssemblyCounters", "AxisMapping", "DEFAULT_AXIS_MAPPING", "EmulatedHand2", "FingerResultant",
     "FingertipDevice", "FingertipFrame", "FingertipInfo", "FingertipStatus", "HardwareConfig", "HardwareProducer",
-    "ProducerEvent", "ResultantLog", "SdkFingertipDevice", "SensorFormat", "TickAssembler", "build_format",
-    "connect_sdk_hand", "device_taxel_poses", "hardware_metadata", "load_full_scale", "parse_format",
-    "sdk_module", "simulation_layout", "write_full_scale",
+    "ProducerEvent", "ResultantRecorder", "SdkFingertipDevice", "SensorFormat", "TickAssembler", "TickResultants",
+    "build_format", "connect_sdk_hand", "device_taxel_poses", "hardware_metadata", "load_full_scale",
+    "parse_format", "resultants_topic", "sdk_module", "simulation_layout", "write_full_scale",
 ]

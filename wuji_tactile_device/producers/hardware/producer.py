@@ -6,7 +6,8 @@ metadata from the device's own point layout and the shared hand kinematics, and 
 length), assembles ticks by device timestamp, decodes one tick (one strided read per finger),
 converts units (normalized × full scale), maps device point axes to contract taxel axes and
 publishes. Per-finger resultants [N] and temperature [°C] from the device's aggregate block are
-kept in `resultants` (and can be logged with `ResultantLog`), never mixed into the contract stream.
+kept per published tick in `resultants` / `last_tick` (recorded on their own MCAP topic by
+`resultant_topic.ResultantRecorder`), never mixed into the contract stream.
 
 Never stale: a finger that sends nothing for `stale_after_s` marks the hand unavailable (no tick
 can complete, so nothing is published), is reported by name (offline vs stalled, from the
@@ -79,6 +80,21 @@ class FingerResultant(NamedTuple):
     device_time_us: int
 
 
+class TickResultants(NamedTuple):
+    """The device resultants of one published tick, with the tick's identity in the contract
+    stream: `sequence` is the published data record's sequence, `sample_time_ns` its sample
+    time (local monotonic clock) and `device_time_us` its device time; `available_time_ns` is
+    the local monotonic clock read right after publication (a few µs after the data record's
+    own available time). `resultants`: finger → FingerResultant, only fingers whose format
+    declares an aggregate force."""
+
+    sequence: int
+    available_time_ns: int
+    sample_time_ns: int
+    device_time_us: int
+    resultants: dict[str, FingerResultant]
+
+
 @dataclass
 class _Finger:
     name: str
@@ -126,7 +142,9 @@ class HardwareProducer:
         self.on_tick = on_tick
         self.events: list[ProducerEvent] = []
         self.info_revisions = 0
+        #: The last published tick's device resultants (finger → FingerResultant).
         self.resultants: dict[str, FingerResultant] = {}
+        self.last_tick: TickResultants | None = None
         self._fingers = self._confirm_all()
         rate = self._fingers["thumb"].info.rate_hz
         rates = {f.info.rate_hz for f in self._fingers.values()}
@@ -362,15 +380,18 @@ class HardwareProducer:
     def _publish(self, tick: list["_DecodedFrame"]) -> None:
         dev = self._device_forces
         ts_sum = 0
+        resultants: dict[str, FingerResultant] = {}
         for fr in tick:
             dev[self._fingers[fr.finger].taxels] = fr.values
             if fr.resultant is not None:
-                self.resultants[fr.finger] = fr.resultant
+                resultants[fr.finger] = fr.resultant
             ts_sum += fr.timestamp_us
         np.matmul(dev, self._force_matrix_t, out=self._forces)
         ts_us = ts_sum // len(tick)
-        self.publisher.publish(self._forces, sample_time_ns=self.assembler.clock.to_local_ns(ts_us),
-                               device_time_ns=ts_us * 1000)
+        sample_ns = self.assembler.clock.to_local_ns(ts_us)
+        sequence = self.publisher.publish(self._forces, sample_time_ns=sample_ns, device_time_ns=ts_us * 1000)
+        self.resultants = resultants
+        self.last_tick = TickResultants(sequence, time.monotonic_ns(), sample_ns, ts_us, resultants)
         self.published += 1
         if self.on_tick is not None:
             self.on_tick(self)
@@ -404,35 +425,3 @@ def _aggregate_rotation(fmt: SensorFormat) -> np.ndarray | None:
         return None
     R = rpy_to_matrix(fmt.mounting.base_rpy)
     return R @ rpy_to_matrix(fmt.aggregate_rpy) if fmt.aggregate_rpy is not None else R
-
-
-class ResultantLog:
-    """Appends the device's per-finger resultants and temperatures to a CSV file next to a
-    recording (one row per finger per tick), flushed every `flush_every` rows so an interrupted
-    run leaves complete lines. Columns: device_time_us, finger, fx_n, fy_n, fz_n (aggregate axes),
-    tip_fx_n, tip_fy_n, tip_fz_n (tip_sensor_frame, empty when unknown), temperature_c."""
-
-    HEADER = "device_time_us,finger,fx_n,fy_n,fz_n,tip_fx_n,tip_fy_n,tip_fz_n,temperature_c\n"
-
-    def __init__(self, path: str | Path, *, flush_every: int = 500):
-        self.path = Path(path)
-        self._file = open(self.path, "w", encoding="utf-8", newline="")
-        self._file.write(self.HEADER)
-        self._rows = 0
-        self._flush_every = flush_every
-
-    def __call__(self, producer: HardwareProducer) -> None:
-        lines = []
-        for r in producer.resultants.values():
-            tip = ",".join(f"{v:.6g}" for v in r.force_tip_n) if r.force_tip_n is not None else ",,"
-            lines.append(f"{r.device_time_us},{r.finger},{r.force_n[0]:.6g},{r.force_n[1]:.6g},"
-                         f"{r.force_n[2]:.6g},{tip},{r.temperature_c:.4g}\n")
-        self._file.write("".join(lines))
-        self._rows += len(lines)
-        if self._rows >= self._flush_every:
-            self._file.flush()
-            self._rows = 0
-
-    def close(self) -> None:
-        if not self._file.closed:
-            self._file.close()

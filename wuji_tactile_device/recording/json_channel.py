@@ -1,0 +1,95 @@
+"""Auxiliary (non-contract) JSON channels in a recording: encoding and a small schema check.
+
+Auxiliary topics carry what is recorded *alongside* the contract (e.g. a device's own per-finger
+resultants) with MCAP message encoding `json` and schema encoding `jsonschema`, which Foxglove
+decodes and plots natively. Replay and the tracker ignore them (they are not tactile streams);
+`inspect`/`validate` parse every message and check it against its channel's schema.
+
+The schema check covers the subset of JSON Schema these channels use: `type` (a name or a list
+of names), `properties`, `required`, `additionalProperties: false`, `items`, `minimum`/`maximum`.
+Other keywords are not checked.
+"""
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from ..errors import RecordingError
+
+MESSAGE_ENCODING = "json"
+SCHEMA_ENCODING = "jsonschema"
+
+_TYPES = {
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "string": lambda v: isinstance(v, str),
+    "boolean": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+}
+
+
+def encode(obj: Any, *, topic: str) -> bytes:
+    """Compact UTF-8 JSON of `obj`. Floats are written in Python's shortest round-trip form, so
+    a float64 value parses back to the same bits. NaN/infinity (not JSON; Foxglove's parser
+    refuses them) and non-JSON types raise RecordingError naming the topic."""
+    try:
+        return json.dumps(obj, separators=(",", ":"), allow_nan=False, ensure_ascii=False).encode("utf-8")
+    except (TypeError, ValueError) as exc:
+        raise RecordingError(f"topic {topic!r}: message is not JSON-encodable ({exc}); "
+                             "use dicts, lists, str, int, finite float (omit unknown values)") from exc
+
+
+def decode(data: bytes) -> Any:
+    """Parse one JSON message. Raises ValueError (with the position) for malformed JSON, invalid
+    UTF-8, or the non-standard NaN/Infinity literals."""
+    def refuse(literal: str) -> float:
+        raise ValueError(f"non-standard JSON literal {literal}")
+
+    return json.loads(bytes(data).decode("utf-8"), parse_constant=refuse)
+
+
+def check_schema(schema: Any, *, topic: str) -> None:
+    """Refuse a schema that is not a JSON object with a known `type` (RecordingError)."""
+    if not isinstance(schema, dict):
+        raise RecordingError(f"topic {topic!r}: the JSON schema must be a dict, got {type(schema).__name__}")
+    for kind in ([schema["type"]] if isinstance(schema.get("type"), str) else schema.get("type", [])):
+        if kind not in _TYPES:
+            raise RecordingError(f"topic {topic!r}: JSON schema type {kind!r} is not one of {', '.join(_TYPES)}")
+
+
+def violations(value: Any, schema: dict, path: str = "") -> list[str]:
+    """Where `value` breaks `schema` (the subset in the module doc); [] when it conforms."""
+    where = path or "the message"
+    kinds = schema.get("type")
+    if kinds is not None:
+        kinds = [kinds] if isinstance(kinds, str) else kinds
+        if not any(_TYPES.get(k, lambda v: False)(value) for k in kinds):
+            return [f"{where} is {type(value).__name__} {_short(value)}, the schema wants {' or '.join(kinds)}"]
+    out: list[str] = []
+    if isinstance(value, dict):
+        props = schema.get("properties", {})
+        out += [f"{where} lacks required {k!r}" for k in schema.get("required", ()) if k not in value]
+        for k, v in value.items():
+            if k in props:
+                out += violations(v, props[k], f"{path}.{k}" if path else k)
+            elif schema.get("additionalProperties") is False:
+                out.append(f"{where} has {k!r}, which the schema does not allow")
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for i, v in enumerate(value):
+            out += violations(v, schema["items"], f"{path}[{i}]")
+    elif _TYPES["number"](value):
+        if "minimum" in schema and value < schema["minimum"]:
+            out.append(f"{where} = {value} is below the minimum {schema['minimum']}")
+        if "maximum" in schema and value > schema["maximum"]:
+            out.append(f"{where} = {value} is above the maximum {schema['maximum']}")
+        if isinstance(value, float) and not math.isfinite(value):
+            out.append(f"{where} is not finite")
+    return out
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value) if not isinstance(value, float) or math.isfinite(value) else repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
