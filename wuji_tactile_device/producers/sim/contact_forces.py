@@ -146,10 +146,7 @@ class ContactForceModel:
         self.taxel_pad = np.repeat(np.arange(5), counts)
         self.taxel_pos = np.concatenate([p.positions for p in self.pads])          # (N, 3) distal
         self.taxel_normal = np.concatenate([p.normals for p in self.pads])         # (N, 3) distal
-        self.pad_rot = np.stack([p.pad_rotation for p in self.pads])               # (5, 3, 3)
         taxel_rot = np.concatenate([p.rotations for p in self.pads])               # (N, 3, 3)
-        # Taxel axes expressed in their pad frame: f_taxel = R_tpᵀ f_pad.
-        self.taxel_rot_in_pad = np.einsum("nji,njk->nik", self.pad_rot[self.taxel_pad], taxel_rot)
         self.radius = np.array([p.active_radius for p in self.pads])
         self.radius_sq = self.radius ** 2
         self.side_sign = float(self.pads[0].geometry.pad_side)
@@ -195,6 +192,10 @@ class ContactForceModel:
         self._slots = self.pad_slots.shape[1]
         self._slot_info = np.concatenate([self.pad_slot_normals, np.broadcast_to(
             self.radius_sq[:, None, None], (5, self._slots, 1))], axis=2).reshape(-1, 4)
+        # Per pair-code tables (index = code mod 11), so the hot path needs no pad index.
+        self._code_body = self.distal_bodies[self._code_pad]
+        self._code_slots = self.pad_slots[self._code_pad]                     # (11, 40, 3)
+        self._code_slot0 = self._code_pad * self._slots                       # first slot in _slot_info
         self._front = np.greater if self.side_sign > 0 else np.less       # palm side of the distal
         self.taxel_rot = taxel_rot                                          # (N, 3, 3) columns: taxel axes (distal)
 
@@ -237,7 +238,6 @@ class ContactForceModel:
         if self._opt.cone != self._cone:  # the model's options were changed after construction
             self._configure_cone()
         code = code.take(idx)
-        pad = self._code_pad.take(code)
         # Contact frame rows (normal, t1, t2; world), negated when the pad is geom[0]: then
         # f_c · rows is the force ON the pad and −rows[0] the pad → object normal.
         rows = con.frame.take(idx, axis=0).reshape(-1, 3, 3) * self._code_sign.take(code, axis=0)
@@ -245,21 +245,21 @@ class ContactForceModel:
             f_c = data.efc_force.take(adr[:, None] + _XYZ)
         else:
             f_c = contact_frame_forces(self.model, data, idx)
-        body = self.distal_bodies.take(pad)
+        body = self._code_body.take(code)
         R = data.xmat.take(body, axis=0).reshape(-1, 3, 3)
         rows_loc = rows @ R                                   # row vectors: v_loc = Rᵀ v
-        f_loc = np.matmul(f_c[:, None, :], rows_loc)[:, 0]   # force ON the pad (distal frame)
+        f_loc = np.vecmat(f_c, rows_loc)                     # force ON the pad (distal frame)
         # Pad-surface point: the contact midpoint moved half the signed distance toward the pad.
-        p_mid = np.matmul((con.pos.take(idx, axis=0) - data.xpos.take(body, axis=0))[:, None, :], R)[:, 0]
+        p_mid = np.vecmat(con.pos.take(idx, axis=0) - data.xpos.take(body, axis=0), R)
         p_loc = p_mid + rows_loc[:, 0] * (0.5 * con.dist.take(idx))[:, None]
         # Active-pad mask: front side, nearest taxel within r, normal alignment.
-        diff = self.pad_slots.take(pad, axis=0) - p_loc[:, None, :]
-        d2 = np.einsum("csi,csi->cs", diff, diff)
+        diff = self._code_slots.take(code, axis=0) - p_loc[:, None, :]
+        d2 = np.vecdot(diff, diff)
         nearest = d2.argmin(axis=1)
         dmin = d2.min(axis=1)
-        near = self._slot_info.take(pad * self._slots + nearest, axis=0)   # nearest slot's normal and r²
+        near = self._slot_info.take(self._code_slot0.take(code) + nearest, axis=0)   # its normal and r²
         ok = ((dmin <= near[:, 3]) & self._front(p_loc[:, 1], 0.0)
-              & (np.einsum("ci,ci->c", rows_loc[:, 0], near[:, :3]) <= -MIN_NORMAL_ALIGNMENT))
+              & (np.vecdot(rows_loc[:, 0], near[:, :3]) <= -MIN_NORMAL_ALIGNMENT))
         accepted = int(np.count_nonzero(ok))
         rejected = len(idx) - accepted
         if rejected:
@@ -315,10 +315,10 @@ class ContactForceModel:
         flat = (rc @ _RC_STRIDE + self._pad_px0.take(pad))[:, None] + self._win_offsets   # (C, 25·21)
         # r² − |p|² = |pixel|² − 2 pixel·p: one product with the pixel table (x, y, z, |x|²).
         v = p @ _V_MAP + _V_ONE                                          # (−2p, 1)
-        d2 = np.matmul(self._pix_aug.take(flat, axis=0), v[:, :, None])[:, :, 0]
+        d2 = np.matvec(self._pix_aug.take(flat, axis=0), v)
         dmin = d2.min(axis=1)
         # nearest r² + (3σ)² < window_bound²
-        exact = dmin < self._exact_limit.take(pad) - np.einsum("ci,ci->c", p, p)
+        exact = dmin < self._exact_limit.take(pad) - np.vecdot(p, p)
         if exact.all():
             return self._scatter_image(flat, d2, dmin, f)
         # The whole pad for contacts the window cannot settle (far off the surface).
@@ -390,15 +390,7 @@ def _padded_index(counts: list[int]) -> np.ndarray:
 def _sq_dist(p: np.ndarray, slots: np.ndarray) -> np.ndarray:
     """(C, S) squared distances from points (C, 3) to each one's slots (C, S, 3)."""
     diff = slots - p[:, None, :]
-    return np.einsum("csi,csi->cs", diff, diff)
-
-
-def _weights(d2: np.ndarray) -> np.ndarray:
-    """Gaussian weights with the relative cutoff Δ = r² − min r² ≤ (3σ)², normalised per row."""
-    delta = d2 - d2.min(axis=1, keepdims=True)
-    u = np.exp(delta * (-0.5 / (SIGMA * SIGMA)))
-    u[delta > CUTOFF] = 0.0
-    return u / u.sum(axis=1, keepdims=True)
+    return np.vecdot(diff, diff)
 
 
 __all__ = ["ContactForceModel", "TactileReading", "PadContacts", "contact_frame_forces", "SIGMA"]
