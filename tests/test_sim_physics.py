@@ -295,3 +295,19 @@ def test_pad_forces_follow_a_cone_change_after_construction():
         total += w if d.contact[i].geom[1] == pad_geom else -w
     assert r.num_contacts >= 1
     np.testing.assert_allclose(r.pad_forces_world[1], total, rtol=0, atol=1e-12)
+
+
+def test_numpy_gufunc_fallbacks_compute_the_same_products():
+    """The per-contact products use numpy ≥ 2.2 gufuncs when present; the einsum fallbacks used
+    on older numpy must compute the same batched dot, row-vector × matrix and matrix × vector."""
+    import wuji_tactile_device.producers.sim.contact_forces as cf
+    rng = np.random.default_rng(1)
+    a, b, m = rng.normal(size=(7, 40, 3)), rng.normal(size=(7, 40, 3)), rng.normal(size=(7, 3, 3))
+    v = rng.normal(size=(7, 3))
+    expected = {"dot": (a * b).sum(axis=-1), "vecmat": (v[:, :, None] * m).sum(axis=1),
+                "matvec": (m * v[:, None, :]).sum(axis=2)}
+    for impl in ((cf._vecdot, cf._vecmat, cf._matvec),
+                 (cf._vecdot_einsum, cf._vecmat_einsum, cf._matvec_einsum)):
+        np.testing.assert_allclose(impl[0](a, b), expected["dot"], rtol=1e-12)
+        np.testing.assert_allclose(impl[1](v, m), expected["vecmat"], rtol=1e-12)
+        np.testing.assert_allclose(impl[2](m, v), expected["matvec"], rtol=1e-12)

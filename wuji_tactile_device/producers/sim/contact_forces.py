@@ -26,6 +26,24 @@ from ...errors import ProducerError
 from .model import distal_body_ids
 from .taxels import IMAGE_SHAPE, pad_layouts
 
+# numpy ≥ 2.2 gufuncs: far cheaper per call than einsum on these small arrays (per-call overhead
+# dominates this pipeline); einsum equivalents keep numpy 1.26 working.
+def _vecdot_einsum(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.einsum("...i,...i->...", a, b)
+
+
+def _vecmat_einsum(v: np.ndarray, m: np.ndarray) -> np.ndarray:
+    return np.einsum("...i,...ij->...j", v, m)
+
+
+def _matvec_einsum(m: np.ndarray, v: np.ndarray) -> np.ndarray:
+    return np.einsum("...ij,...j->...i", m, v)
+
+
+_vecdot = getattr(np, "vecdot", _vecdot_einsum)
+_vecmat = getattr(np, "vecmat", _vecmat_einsum)
+_matvec = getattr(np, "matvec", _matvec_einsum)
+
 SIGMA = 0.0015               # spatial response width [m]
 CUTOFF = (3.0 * SIGMA) ** 2  # relative squared-distance cutoff [m²]
 MIN_NORMAL_ALIGNMENT = 0.25
@@ -248,18 +266,18 @@ class ContactForceModel:
         body = self._code_body.take(code)
         R = data.xmat.take(body, axis=0).reshape(-1, 3, 3)
         rows_loc = rows @ R                                   # row vectors: v_loc = Rᵀ v
-        f_loc = np.vecmat(f_c, rows_loc)                     # force ON the pad (distal frame)
+        f_loc = _vecmat(f_c, rows_loc)                     # force ON the pad (distal frame)
         # Pad-surface point: the contact midpoint moved half the signed distance toward the pad.
-        p_mid = np.vecmat(con.pos.take(idx, axis=0) - data.xpos.take(body, axis=0), R)
+        p_mid = _vecmat(con.pos.take(idx, axis=0) - data.xpos.take(body, axis=0), R)
         p_loc = p_mid + rows_loc[:, 0] * (0.5 * con.dist.take(idx))[:, None]
         # Active-pad mask: front side, nearest taxel within r, normal alignment.
         diff = self._code_slots.take(code, axis=0) - p_loc[:, None, :]
-        d2 = np.vecdot(diff, diff)
+        d2 = _vecdot(diff, diff)
         nearest = d2.argmin(axis=1)
         dmin = d2.min(axis=1)
         near = self._slot_info.take(self._code_slot0.take(code) + nearest, axis=0)   # its normal and r²
         ok = ((dmin <= near[:, 3]) & self._front(p_loc[:, 1], 0.0)
-              & (np.vecdot(rows_loc[:, 0], near[:, :3]) <= -MIN_NORMAL_ALIGNMENT))
+              & (_vecdot(rows_loc[:, 0], near[:, :3]) <= -MIN_NORMAL_ALIGNMENT))
         accepted = int(np.count_nonzero(ok))
         rejected = len(idx) - accepted
         if rejected:
@@ -315,10 +333,10 @@ class ContactForceModel:
         flat = (rc @ _RC_STRIDE + self._pad_px0.take(pad))[:, None] + self._win_offsets   # (C, 25·21)
         # r² − |p|² = |pixel|² − 2 pixel·p: one product with the pixel table (x, y, z, |x|²).
         v = p @ _V_MAP + _V_ONE                                          # (−2p, 1)
-        d2 = np.matvec(self._pix_aug.take(flat, axis=0), v)
+        d2 = _matvec(self._pix_aug.take(flat, axis=0), v)
         dmin = d2.min(axis=1)
         # nearest r² + (3σ)² < window_bound²
-        exact = dmin < self._exact_limit.take(pad) - np.vecdot(p, p)
+        exact = dmin < self._exact_limit.take(pad) - _vecdot(p, p)
         if exact.all():
             return self._scatter_image(flat, d2, dmin, f)
         # The whole pad for contacts the window cannot settle (far off the surface).
@@ -390,7 +408,7 @@ def _padded_index(counts: list[int]) -> np.ndarray:
 def _sq_dist(p: np.ndarray, slots: np.ndarray) -> np.ndarray:
     """(C, S) squared distances from points (C, 3) to each one's slots (C, S, 3)."""
     diff = slots - p[:, None, :]
-    return np.vecdot(diff, diff)
+    return _vecdot(diff, diff)
 
 
 __all__ = ["ContactForceModel", "TactileReading", "PadContacts", "contact_frame_forces", "SIGMA"]
