@@ -300,12 +300,12 @@ class ContactForceModel:
         # the force (C × 3) instead of the weights (C × 40).
         delta = d2 - dmin[:, None]
         u = np.exp(delta * (-0.5 / (SIGMA * SIGMA)))
-        u[delta > CUTOFF] = 0.0
+        np.putmask(u, delta > CUTOFF, 0.0)
         f_scaled = f_loc / u.sum(axis=1, keepdims=True)
         # Each contact's weights placed in its own pad's 40 slots of the 5 × 40 slot table.
         w_slots = (onehot[:, :, None] * u[:, None, :]).reshape(len(u), -1)      # (C, 200)
         taxel_distal = (w_slots.T @ f_scaled).take(self.taxel_slot, axis=0)     # (176, 3) distal frame
-        taxel = np.einsum("ni,nij->nj", taxel_distal, self.taxel_rot).astype(np.float32)
+        taxel = _vecmat(taxel_distal, self.taxel_rot).astype(np.float32)           # taxel axes
         res_distal = onehot.T @ f_loc                                           # (5, 3)
         rot = data.xmat.take(self.distal_bodies, axis=0).reshape(5, 3, 3)
         img = None
