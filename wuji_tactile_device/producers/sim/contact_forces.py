@@ -195,10 +195,17 @@ class ContactForceModel:
         flat_grid = self.pix_grid.reshape(-1, 3)
         self._pix_aug = np.concatenate([flat_grid, (flat_grid * flat_grid).sum(axis=1, keepdims=True)],
                                        axis=1)                                   # (5·1536, 4)
-        self._grid_tab = np.stack([self.grid_z0, self.grid_x0, -self.inv_dz, self.inv_dx], axis=1)
-        self._pad_px0 = np.arange(5) * npx
+        # Window placement per pad on the five images stacked as one (5·48) × 32 grid: pad k's
+        # rows start at 48k (its first row's upper edge moved up by 48k rows), window centres
+        # clamped inside pad k; and the exactness limit (window_bound² − (3σ)²) [m²].
+        rows_n, cols_n = IMAGE_SHAPE
+        k = np.arange(5)
+        self._grid_tab = np.stack([
+            self.grid_z0 + rows_n * k * np.abs(self.grid_dz), self.grid_x0, -self.inv_dz, self.inv_dx,
+            rows_n * k + _WIN_ROWS, np.full(5, _WIN_COLS), rows_n * k + rows_n - 1 - _WIN_ROWS,
+            np.full(5, cols_n - 1 - _WIN_COLS), self.window_bound_sq - CUTOFF], axis=1)     # (5, 9)
+        self._pad_px0 = k * npx
         self._axis_px0 = (np.arange(3) * 5 * npx)[:, None]
-        self._exact_limit = self.window_bound_sq - CUTOFF
         self._win_offsets = (np.arange(-_WIN_ROWS, _WIN_ROWS + 1)[:, None] * IMAGE_SHAPE[1]
                              + np.arange(-_WIN_COLS, _WIN_COLS + 1)).ravel()
         # Per-frame lookups: pair code from the flat geom-pair index g0·(G+1) + g1 (−1 = flex wraps
@@ -318,25 +325,25 @@ class ContactForceModel:
     def _images(self, contacts: PadContacts) -> np.ndarray:
         """(5, 3, 48, 32) pad-frame force images [N/pixel]; zero outside the valid mask.
 
-        Same rule as the taxels, evaluated on a window of 25 × 21 pixels around each contact: a
+        Same rule as the taxels, evaluated on a window of 23 × 21 pixels around each contact: a
         pixel's 3D distance is at least its distance in the (x, z) grid plane, and every pixel
-        outside the window is at least `window_bound` (≥ 5 mm) away in that plane, so when the
+        outside the window is at least `window_bound` (≥ 4.7 mm) away in that plane, so when the
         nearest window pixel's r² plus the cutoff (3σ)² stays below window_bound², no outside pixel
         can be nearest or inside the cutoff: the windowed result is exact. Contacts failing that
         test (far off the surface) use every pixel of their pad."""
-        rows_n, cols_n = IMAGE_SHAPE
-        npx = rows_n * cols_n
+        npx = IMAGE_SHAPE[0] * IMAGE_SHAPE[1]
         p, pad, f = contacts.position_distal, contacts.pad, contacts.force_pad
-        grid = self._grid_tab.take(pad, axis=0)                                       # z0, x0, −1/|dz|, 1/dx
-        rc = ((p[:, _ZX] - grid[:, :2]) * grid[:, 2:]).astype(np.int64)  # window centre row, col
-        rc = np.minimum(np.maximum(rc, _WIN_LO), _WIN_HI)
-        flat = (rc @ _RC_STRIDE + self._pad_px0.take(pad))[:, None] + self._win_offsets   # (C, 25·21)
+        grid = self._grid_tab.take(pad, axis=0)
+        # Window centre (row in the stacked grid, column): the pixel under the contact, clamped.
+        rc = np.minimum(np.maximum((p.take(_ZX, axis=1) - grid[:, 0:2]) * grid[:, 2:4], grid[:, 4:6]),
+                        grid[:, 6:8]).astype(np.int64)
+        flat = (rc @ _RC_STRIDE)[:, None] + self._win_offsets            # (C, 23·21) stacked pixels
         # r² − |p|² = |pixel|² − 2 pixel·p: one product with the pixel table (x, y, z, |x|²).
         v = p @ _V_MAP + _V_ONE                                          # (−2p, 1)
         d2 = _matvec(self._pix_aug.take(flat, axis=0), v)
         dmin = d2.min(axis=1)
         # nearest r² + (3σ)² < window_bound²
-        exact = dmin < self._exact_limit.take(pad) - _vecdot(p, p)
+        exact = dmin < grid[:, 8] - _vecdot(p, p)
         if exact.all():
             return self._scatter_image(flat, d2, dmin, f)
         # The whole pad for contacts the window cannot settle (far off the surface).
@@ -378,9 +385,7 @@ def _pairs_condim_at_least_3(model: mujoco.MjModel, obj: np.ndarray, pad_of_geom
 _EMPTY = PadContacts(np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3)))
 _FAR = 1e3  # [m] position of padding slots
 _XYZ = np.arange(3)
-_WIN_ROWS, _WIN_COLS = 12, 10  # image window half sizes [pixels] (≥ 5 mm ≥ 3σ + pixel)
-_WIN_LO = np.array([_WIN_ROWS, _WIN_COLS])                                   # window centre range
-_WIN_HI = np.array([IMAGE_SHAPE[0] - 1 - _WIN_ROWS, IMAGE_SHAPE[1] - 1 - _WIN_COLS])
+_WIN_ROWS, _WIN_COLS = 11, 10  # image window half sizes [pixels] (≥ 4.7 mm > 3σ + half a pixel)
 _RC_STRIDE = np.array([IMAGE_SHAPE[1], 1])
 _ZX = np.array([2, 0])
 _V_MAP = np.hstack([-2.0 * np.eye(3), np.zeros((3, 1))])   # p ↦ (−2p, 1) with _V_ONE
