@@ -205,7 +205,7 @@ class ContactForceModel:
             rows_n * k + _WIN_ROWS, np.full(5, _WIN_COLS), rows_n * k + rows_n - 1 - _WIN_ROWS,
             np.full(5, cols_n - 1 - _WIN_COLS), self.window_bound_sq - CUTOFF], axis=1)     # (5, 9)
         self._pad_px0 = k * npx
-        self._axis_px0 = (np.arange(3) * 5 * npx)[:, None]
+        self._axis_px0 = (np.arange(3) * 5 * npx)[:, None, None]
         self._win_offsets = (np.arange(-_WIN_ROWS, _WIN_ROWS + 1)[:, None] * IMAGE_SHAPE[1]
                              + np.arange(-_WIN_COLS, _WIN_COLS + 1)).ravel()
         # Per-frame lookups: pair code from the flat geom-pair index g0·(G+1) + g1 (−1 = flex wraps
@@ -357,15 +357,13 @@ class ContactForceModel:
 
     def _scatter_image(self, flat: np.ndarray, d2: np.ndarray, dmin: np.ndarray, f: np.ndarray) -> np.ndarray:
         """Distribute forces `f` (C, 3) [N] over image pixels `flat` (C, S) with squared distances
-        `d2` (C, S) [m²] (any per-row constant added) by the Gaussian rule: (5, 3, 48, 32).
-        Only the pixels inside the cutoff (about half a window) are carried past the test."""
+        `d2` (C, S) [m²] (any per-row constant added) by the Gaussian rule: (5, 3, 48, 32)."""
         delta = d2 - dmin[:, None]
-        keep = np.flatnonzero(delta <= CUTOFF)                  # into the (C·S) raveled window
-        u = np.exp(delta.take(keep) * (-0.5 / (SIGMA * SIGMA)))
-        row = keep // d2.shape[1]                               # contact of each kept pixel
-        f_scaled = f / np.bincount(row, u, len(f))[:, None]     # per-contact normalisation
-        values = f_scaled.T.take(row, axis=1) * u               # (3, K): axis-major
-        index = flat.take(keep) + self._axis_px0                # (3, K)
+        u = np.exp(delta * (-0.5 / (SIGMA * SIGMA)))
+        np.putmask(u, delta > CUTOFF, 0.0)
+        f_scaled = f / u.sum(axis=1, keepdims=True)             # per-contact normalisation
+        values = f_scaled.T[:, :, None] * u                     # (3, C, S): axis-major
+        index = flat + self._axis_px0                           # (3, C, S)
         img = np.bincount(index.ravel(), values.ravel(), 15 * IMAGE_SHAPE[0] * IMAGE_SHAPE[1])
         return img.reshape((3, 5) + IMAGE_SHAPE).transpose(1, 0, 2, 3)
 
