@@ -26,6 +26,7 @@ from ...errors import ProducerError
 from .model import distal_body_ids
 from .taxels import IMAGE_SHAPE, pad_layouts
 
+
 # numpy ≥ 2.2 gufuncs: far cheaper per call than einsum on these small arrays (per-call overhead
 # dominates this pipeline); einsum equivalents keep numpy 1.26 working.
 def _vecdot_einsum(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -142,8 +143,6 @@ class ContactForceModel:
             raise ProducerError("sim: no object geoms chosen for the tactile pads")
         if obj.min() < 0 or obj.max() >= model.ngeom:
             raise ProducerError(f"sim: object geom id out of range 0..{model.ngeom - 1}: {obj.tolist()}")
-        self.is_object = np.zeros(model.ngeom + 1, dtype=bool)  # last slot: flex geom (−1)
-        self.is_object[obj] = True
         self.pad_of_geom = np.full(model.ngeom + 1, -1, dtype=np.int64)
         for k, b in enumerate(self.distal_bodies):
             self.pad_of_geom[:-1][model.body_weldid[model.geom_bodyid] == b] = k
@@ -163,18 +162,16 @@ class ContactForceModel:
         counts = [len(p.positions) for p in self.pads]
         self.taxel_pad = np.repeat(np.arange(5), counts)
         self.taxel_pos = np.concatenate([p.positions for p in self.pads])          # (N, 3) distal
-        self.taxel_normal = np.concatenate([p.normals for p in self.pads])         # (N, 3) distal
-        taxel_rot = np.concatenate([p.rotations for p in self.pads])               # (N, 3, 3)
+        self.taxel_rot = np.concatenate([p.rotations for p in self.pads])  # (N, 3, 3) columns: taxel axes
         self.radius = np.array([p.active_radius for p in self.pads])
         self.radius_sq = self.radius ** 2
         self.side_sign = float(self.pads[0].geometry.pad_side)
         if not all(np.array_equal(p.pad_rotation, self.pads[0].pad_rotation) for p in self.pads):
             raise AssertionError("pad frames differ between pads of one hand")
         self.pad_rot_common = self.pads[0].pad_rotation                 # columns: pad axes (distal)
-        self.pad_side = np.array([p.geometry.pad_side for p in self.pads])
         self.num_taxels = len(self.taxel_pos)
-        # Own-pad lookups, padded to the largest pad (padding sits 1 km away: never nearest,
-        # always beyond the cutoff): taxels (5, 40, 3) and image pixels (5, P, 3).
+        # Own-pad taxel slots, padded to the largest pad (40; padding sits 1 km away: never
+        # nearest, always beyond the cutoff), and the slot of each taxel in the 5 × 40 table.
         self.pad_slots = _padded([p.positions for p in self.pads])
         self.pad_slot_normals = _padded([p.normals for p in self.pads], fill=0.0)
         self.slot_to_taxel = _padded_index([len(p.positions) for p in self.pads])
@@ -212,17 +209,17 @@ class ContactForceModel:
         # onto the zero row/column), per-code tables, the nearest-slot table (normal, r²).
         self._opt = model.opt
         self._pair_code_flat = self.pair_code.ravel()
-        self._pair_stride = np.array([model.ngeom + 1, 1])
+        self._pair_stride = np.array([model.ngeom + 1, 1], dtype=np.int32)  # geom ids are int32
         self._code_onehot = np.vstack([np.zeros(5), np.eye(5), np.eye(5)[::-1]])  # index = code mod 11
         self._slots = self.pad_slots.shape[1]
         self._slot_info = np.concatenate([self.pad_slot_normals, np.broadcast_to(
             self.radius_sq[:, None, None], (5, self._slots, 1))], axis=2).reshape(-1, 4)
-        # Per pair-code tables (index = code mod 11), so the hot path needs no pad index.
+        # Per pair-code tables (index = code mod 11; code 0 is never looked up), so the hot path
+        # needs no pad index.
         self._code_body = self.distal_bodies[self._code_pad]
         self._code_slots = self.pad_slots[self._code_pad]                     # (11, 40, 3)
         self._code_slot0 = self._code_pad * self._slots                       # first slot in _slot_info
         self._front = np.greater if self.side_sign > 0 else np.less       # palm side of the distal
-        self.taxel_rot = taxel_rot                                          # (N, 3, 3) columns: taxel axes (distal)
 
     def _configure_cone(self) -> None:
         """Elliptic cones with condim ≥ 3 on every measured pair (no explicit pairs; a pair's
