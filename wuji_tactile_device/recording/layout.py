@@ -12,6 +12,9 @@ One MCAP channel per producer session and topic, with channel metadata
 number (low 32 bits); log time = the record's available time, publish time = its sample time
 (both ns, monotonic clock of the producer's machine). A file-level MCAP metadata record named
 `wuji_tactile_device` carries the package version and, where known, producer kind and hand side.
+
+Other topics may sit beside them (auxiliary JSON channels, `recording.json_channel`, e.g.
+`<cid>/device_resultants`); only channels with the schema names and encoding above are collections.
 """
 from __future__ import annotations
 

@@ -84,7 +84,7 @@ class TickResultants(NamedTuple):
     """The device resultants of one published tick, with the tick's identity in the contract
     stream: `sequence` is the published data record's sequence, `sample_time_ns` its sample
     time (local monotonic clock) and `device_time_us` its device time; `available_time_ns` is
-    the local monotonic clock read right after publication (a few µs after the data record's
+    the local monotonic clock read right after publication (tens of µs after the data record's
     own available time). `resultants`: finger → FingerResultant, only fingers whose format
     declares an aggregate force."""
 

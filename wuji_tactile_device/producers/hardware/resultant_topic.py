@@ -12,8 +12,9 @@ published tick:
 - `fx, fy, fz` [N]: the aggregate block exactly as decoded (raw × scale, float64; JSON keeps every
   bit), in the finger's aggregate axes `R(base_rpy)·R(aggregate_rpy)` (`R(base_rpy)` when the
   format declares no `aggregate_rpy`), i.e. the sensor module's axes placed in the finger's
-  `tip_sensor_frame`. Device sign convention: the contract's axis/sign mapping is NOT applied
-  (with the default mapping a press reads +fz here and −fz on the contract's taxels).
+  `tip_sensor_frame` (the module's axes, not a taxel's). Device sign convention: the contract's
+  axis/sign mapping is NOT applied (with the default mapping the device reports the force the pad
+  exerts, the opposite of the contract's force on the taxel).
 - `tip` (only when the format declares the mounting pose): the same vector in `tip_sensor_frame`
   (= distal link) axes.
 - `temperature_c` [°C] (absent when the format declares none); `device_time_us`: that finger's
@@ -21,8 +22,8 @@ published tick:
 - Top level: `sequence` = the sequence of the contract data record published for this tick,
   `device_time_us` = its device time (`sample_time_raw_device_clock` / 1000).
 - MCAP publish time = the tick's sample time (exactly the data record's); log time = the local
-  monotonic clock right after the tick was published (a few µs after the data record's available
-  time). Join with the contract topic on `sequence` or publish time.
+  monotonic clock right after the tick was published (tens of µs after the data record's
+  available time; the publisher does not expose its own). Join with the contract topic on `sequence` or publish time.
 """
 from __future__ import annotations
 
