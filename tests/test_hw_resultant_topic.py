@@ -5,6 +5,7 @@ joined to the contract ticks, invisible to the tracker on replay, and surviving 
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import struct
 import subprocess
@@ -29,6 +30,7 @@ from wuji_tactile_device.tracker import TactileTracker
 from wuji_tactile_device.transport.inproc import InProcessBus
 
 TOPIC = "tactile/right/device_resultants"
+FOXGLOVE_CHECK = Path(__file__).parent.parent.parent / "shared" / "tools" / "foxglove_check" / "check.py"
 _I16 = struct.Struct("<h")
 
 
@@ -175,6 +177,19 @@ def test_inspect_lists_and_checks_the_resultant_topic(press):
     assert report.checked_messages == 1300 + 1300 + 1
     line = next(x for x in report.text().splitlines() if x.startswith(TOPIC))
     assert "wuji_tactile.DeviceResultants" in line and "json/jsonschema" in line and " 1300 " in line
+
+
+@pytest.mark.skipif(not FOXGLOVE_CHECK.exists() or not shutil.which("node"),
+                    reason=f"needs the shared checker ({FOXGLOVE_CHECK}) and Node.js")
+def test_foxglove_checker_accepts_the_file_with_the_json_topic(press):
+    """The checker decodes the FlatBuffers topics as Foxglove does; the JSON topic beside them
+    must not disturb it (it is skipped: Foxglove parses JSON natively)."""
+    path, *_ = press
+    r = subprocess.run([sys.executable, str(FOXGLOVE_CHECK), str(path)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "ok      tactile/right (core.TactileDataArrayRecord)" in r.stdout
+    assert "ok      tactile/right/metadata (core.TactileMetadataRecord)" in r.stdout
+    assert TOPIC not in r.stdout + r.stderr
 
 
 def test_older_firmware_without_mounting_pose_has_no_tip_frame(tmp_path):

@@ -146,9 +146,9 @@ def test_inspect_reports_broken_json_messages_with_topic_and_reason(tmp_path, ca
     path = tmp_path / "broken.mcap"
     _foreign_file(path, [b'{"i": 0, "v": 1.5}', b'{"i": 1, "v": ', b'{"i": 2, "v": NaN}',
                          b'{"i": "3", "v": 1}', b'{"v": 1}', b'{"i": 5, "v": 1, "w": 2}', b'{"i": -1, "v": 1}',
-                         b'\xff\xfe'], extra_topic=True)
+                         b'\xff\xfe', b'{"i": 8, "v": 1e999}'], extra_topic=True)
     report = inspect_file(path)
-    assert not report.ok and report.problem_count == 7, report.text()
+    assert not report.ok and report.problem_count == 8, report.text()
     text = "\n".join(report.problems)
     assert "tactile/right/aux seq 1 (log time 1001 ns): not valid JSON (Expecting value" in text
     assert "seq 2 (log time 1002 ns): not valid JSON (non-standard JSON literal NaN)" in text
@@ -157,10 +157,11 @@ def test_inspect_reports_broken_json_messages_with_topic_and_reason(tmp_path, ca
     assert "seq 5 (log time 1005 ns): the message has 'w', which the schema does not allow" in text
     assert "seq 6 (log time 1006 ns): i = -1 is below the minimum 0" in text
     assert "seq 7 (log time 1007 ns): not valid JSON" in text
+    assert "seq 8 (log time 1008 ns): v overflows a double (parsed as inf)" in text
     assert report.notes == ["camera/raw: 1 messages in encoding 'cbor' are counted, not checked"]
     assert main(["validate", str(path)]) == 1
     out = capsys.readouterr().out
-    assert out.startswith(f"{path}: INVALID\n") and out.count("tactile/right/aux seq ") == 7
+    assert out.startswith(f"{path}: INVALID\n") and out.count("tactile/right/aux seq ") == 8
 
 
 def test_inspect_reports_a_schema_that_is_not_json(tmp_path):
@@ -169,6 +170,18 @@ def test_inspect_reports_a_schema_that_is_not_json(tmp_path):
     report = inspect_file(path)
     assert report.problem_count == 1
     assert report.problems[0].startswith("tactile/right/aux: schema 'test.Aux' is not valid JSON (")
+
+
+def test_inspect_survives_a_foreign_schema_with_odd_keywords(tmp_path):
+    """Keywords of the wrong shape are ignored (never a crash); the ones that make sense still count."""
+    path = tmp_path / "odd.mcap"
+    odd = {"type": "object", "required": "i", "properties": {"i": {"type": ["integer", {"x": 1}], "minimum": "0"},
+                                                             "v": {"type": "string"}, "w": []}}
+    _foreign_file(path, [b'{"i": -4, "v": "ok", "w": 1}', b'{"i": 1.5, "v": 2}'], schema=json.dumps(odd).encode())
+    report = inspect_file(path)
+    assert report.problems == [
+        "tactile/right/aux seq 1 (log time 1001 ns): i is float 1.5, the schema wants integer (schema 'test.Aux')",
+        "tactile/right/aux seq 1 (log time 1001 ns): v is int 2, the schema wants string (schema 'test.Aux')"]
 
 
 def test_recover_and_truncation_keep_the_complete_chunks_of_both_topics(tmp_path):

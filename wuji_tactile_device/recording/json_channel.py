@@ -60,33 +60,40 @@ def check_schema(schema: Any, *, topic: str) -> None:
             raise RecordingError(f"topic {topic!r}: JSON schema type {kind!r} is not one of {', '.join(_TYPES)}")
 
 
-def violations(value: Any, schema: dict, path: str = "") -> list[str]:
-    """Where `value` breaks `schema` (the subset in the module doc); [] when it conforms."""
+def violations(value: Any, schema: Any, path: str = "") -> list[str]:
+    """Where `value` breaks `schema` (the subset in the module doc); [] when it conforms.
+    Keywords of the wrong shape (a schema from another tool) are ignored, never a crash."""
+    if not isinstance(schema, dict):
+        return []
     where = path or "the message"
     kinds = schema.get("type")
-    if kinds is not None:
-        kinds = [kinds] if isinstance(kinds, str) else kinds
-        if not any(_TYPES.get(k, lambda v: False)(value) for k in kinds):
-            return [f"{where} is {type(value).__name__} {_short(value)}, the schema wants {' or '.join(kinds)}"]
+    kinds = [kinds] if isinstance(kinds, str) else kinds if isinstance(kinds, list) else []
+    kinds = [k for k in kinds if isinstance(k, str) and k in _TYPES]
+    if kinds and not any(_TYPES[k](value) for k in kinds):
+        return [f"{where} is {type(value).__name__} {_short(value)}, the schema wants {' or '.join(kinds)}"]
     out: list[str] = []
     if isinstance(value, dict):
-        props = schema.get("properties", {})
-        out += [f"{where} lacks required {k!r}" for k in schema.get("required", ()) if k not in value]
+        props = schema.get("properties")
+        props = props if isinstance(props, dict) else {}
+        required = schema.get("required")
+        out += [f"{where} lacks required {k!r}" for k in (required if isinstance(required, list) else ())
+                if isinstance(k, str) and k not in value]
         for k, v in value.items():
             if k in props:
                 out += violations(v, props[k], f"{path}.{k}" if path else k)
             elif schema.get("additionalProperties") is False:
                 out.append(f"{where} has {k!r}, which the schema does not allow")
-    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+    elif isinstance(value, list):
         for i, v in enumerate(value):
-            out += violations(v, schema["items"], f"{path}[{i}]")
+            out += violations(v, schema.get("items"), f"{path}[{i}]")
     elif _TYPES["number"](value):
-        if "minimum" in schema and value < schema["minimum"]:
-            out.append(f"{where} = {value} is below the minimum {schema['minimum']}")
-        if "maximum" in schema and value > schema["maximum"]:
-            out.append(f"{where} = {value} is above the maximum {schema['maximum']}")
         if isinstance(value, float) and not math.isfinite(value):
-            out.append(f"{where} is not finite")
+            out.append(f"{where} overflows a double (parsed as {value})")
+        low, high = schema.get("minimum"), schema.get("maximum")
+        if _TYPES["number"](low) and value < low:
+            out.append(f"{where} = {value} is below the minimum {low}")
+        if _TYPES["number"](high) and value > high:
+            out.append(f"{where} = {value} is above the maximum {high}")
     return out
 
 
