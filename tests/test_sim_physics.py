@@ -60,6 +60,9 @@ def test_no_contact_gives_exact_zeros():
     assert r.taxel_forces.shape == (176, 3) and r.taxel_forces.dtype == np.float32
     assert not r.taxel_forces.any() and not r.resultants.any() and not r.images.any()
     assert r.num_contacts == 0
+    # The reading still carries this frame's distal rotations (not a placeholder).
+    np.testing.assert_array_equal(r.distal_rotations, sim.data.xmat[sim.distal_bodies].reshape(5, 3, 3))
+    assert not np.array_equal(r.distal_rotations[0], np.eye(3))
 
 
 @pytest.mark.parametrize("geom", ["box", "sphere"])

@@ -296,7 +296,7 @@ class ContactForceModel:
             rejected = 0 if found is None else found[5]
             img = np.zeros((5, 3) + IMAGE_SHAPE) if images else None
             return TactileReading(np.zeros((self.num_taxels, 3), np.float32), np.zeros((self.num_taxels, 3)),
-                                  np.zeros((5, 3)), np.tile(np.eye(3), (5, 1, 1)),
+                                  np.zeros((5, 3)), data.xmat.take(self.distal_bodies, axis=0).reshape(5, 3, 3),
                                   self.pad_rot_common, 0, rejected, img)
         code, f_loc, p_loc, d2, dmin, rejected = found
         onehot = self._code_onehot.take(code, axis=0)                 # (C, 5)
