@@ -5,6 +5,7 @@ joined to the contract ticks, invisible to the tracker on replay, and surviving 
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import signal
 import struct
@@ -240,3 +241,25 @@ def test_kill_9_of_hw_record_keeps_complete_chunks_of_both_topics(tmp_path):
     assert report.messages_per_topic[TOPIC] == len(res_seq)
     checked = inspect_file(fixed)
     assert checked.ok, checked.text()
+
+
+def test_values_json_cannot_carry_are_left_out_and_counted(tmp_path):
+    """An f32 aggregate can carry NaN: that finger is left out of the tick's message (counted),
+    an undeclared temperature (NaN) is just absent; the message still conforms to the schema."""
+    from types import SimpleNamespace
+
+    from wuji_tactile_device.producers.hardware import FingerResultant, TickResultants
+
+    ok = FingerResultant("thumb", np.array([0.5, -0.25, 1.0]), None, math.nan, 7)
+    bad = FingerResultant("ring", np.array([np.nan, 0.0, 0.0]), None, 31.0, 7)
+    tick = TickResultants(3, 2_000, 1_000, 7, {"thumb": ok, "ring": bad})
+    path = tmp_path / "nan.mcap"
+    with McapRecorder(path) as rec:
+        rr = ResultantRecorder(rec, "tactile/right")
+        rr(SimpleNamespace(last_tick=tick))
+    assert (rr.written, rr.nonfinite_skipped) == (1, 1)
+    ((_, _, m),) = _messages(path)[TOPIC]
+    assert json.loads(m.data) == {"sequence": 3, "device_time_us": 7,
+                                  "thumb": {"fx": 0.5, "fy": -0.25, "fz": 1.0, "device_time_us": 7}}
+    assert (m.log_time, m.publish_time, m.sequence) == (2_000, 1_000, 3)
+    assert inspect_file(path).ok

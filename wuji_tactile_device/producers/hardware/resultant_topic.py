@@ -117,7 +117,7 @@ class ResultantRecorder:
     def __call__(self, producer: HardwareProducer) -> None:
         tick = producer.last_tick
         msg = resultants_message(tick)
-        missing = len(tick.resultants) - (len(msg) - 2)
+        missing = sum(finger not in msg for finger in tick.resultants)
         if missing:
             if not self.nonfinite_skipped:
                 log.warning("%s: a device resultant is not finite (tick %d); such fingers are left out of the "
