@@ -270,7 +270,7 @@ class ContactForceModel:
         body = self._code_body.take(code)
         R = data.xmat.take(body, axis=0).reshape(-1, 3, 3)
         rows_loc = rows @ R                                   # row vectors: v_loc = Rᵀ v
-        f_loc = _vecmat(f_c, rows_loc)                     # force ON the pad (distal frame)
+        f_loc = _vecmat(f_c, rows_loc)                        # force ON the pad (distal frame)
         # Pad-surface point: the contact midpoint moved half the signed distance toward the pad.
         p_mid = _vecmat(con.pos.take(idx, axis=0) - data.xpos.take(body, axis=0), R)
         p_loc = p_mid + rows_loc[:, 0] * (0.5 * con.dist.take(idx))[:, None]
@@ -309,7 +309,7 @@ class ContactForceModel:
         # Each contact's weights placed in its own pad's 40 slots of the 5 × 40 slot table.
         w_slots = (onehot[:, :, None] * u[:, None, :]).reshape(len(u), -1)      # (C, 200)
         taxel_distal = (w_slots.T @ f_scaled).take(self.taxel_slot, axis=0)     # (176, 3) distal frame
-        taxel = _vecmat(taxel_distal, self.taxel_rot).astype(np.float32)           # taxel axes
+        taxel = _vecmat(taxel_distal, self.taxel_rot).astype(np.float32)        # taxel axes
         res_distal = onehot.T @ f_loc                                           # (5, 3)
         rot = data.xmat.take(self.distal_bodies, axis=0).reshape(5, 3, 3)
         img = None
