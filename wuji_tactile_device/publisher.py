@@ -67,6 +67,9 @@ class TactilePublisher:
         self._data_sequence = 0
         self._metadata_sequence = 0
         self._last_metadata_ns = 0
+        #: Timestamps of the last published force frame (None before the first): lets a producer
+        #: log side data (e.g. device resultants) at exactly that frame's available time.
+        self.last_timestamp: DeviceDataTimestamp | None = None
         self._link: ProducerLink | None = transport.open_producer(collection_id, producer_session)
         try:
             self.publish_metadata()
@@ -121,7 +124,8 @@ class TactilePublisher:
         now = time.monotonic_ns()
         if device_time_ns is None:
             device_time_ns = sample_time_ns
-        payload = encode_tactile_record(array, DeviceDataTimestamp(now, sample_time_ns, device_time_ns))
+        timestamp = DeviceDataTimestamp(now, sample_time_ns, device_time_ns)
+        payload = encode_tactile_record(array, timestamp)
         if len(payload) > self.max_flatbuffer_size:
             raise MessageTooLargeError(
                 f"collection {self.collection_id!r}: force record is {len(payload)} bytes, larger than "
@@ -131,6 +135,7 @@ class TactilePublisher:
         sequence = self._data_sequence
         link.publish(Stream.DATA, payload, sequence)
         self._data_sequence += 1
+        self.last_timestamp = timestamp
         return sequence
 
     def close(self) -> None:

@@ -391,7 +391,8 @@ class HardwareProducer:
         sample_ns = self.assembler.clock.to_local_ns(ts_us)
         sequence = self.publisher.publish(self._forces, sample_time_ns=sample_ns, device_time_ns=ts_us * 1000)
         self.resultants = resultants
-        self.last_tick = TickResultants(sequence, time.monotonic_ns(), sample_ns, ts_us, resultants)
+        available_ns = self.publisher.last_timestamp.available_time_local_common_clock
+        self.last_tick = TickResultants(sequence, available_ns, sample_ns, ts_us, resultants)
         self.published += 1
         if self.on_tick is not None:
             self.on_tick(self)
