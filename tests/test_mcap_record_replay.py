@@ -385,3 +385,36 @@ def test_restamped_metadata_republish_is_not_repeated(tmp_path):
                    for t in range(1, 6)]
     assert written == [1, 0, 0, 0, 0] and rec.counters["metadata_repeats_skipped"] == 4
     assert [m[1] for m in official_messages(path)] == [1]
+
+
+def test_sample_clock_paces_and_windows_by_sample_time(tmp_path):
+    """A simulation recorded as fast as possible: log times 0.1 ms apart, sample times 20 ms apart.
+    clock="sample" plays it at its sampled pace and windows by sample time; the order is unchanged."""
+    path = tmp_path / "fast.mcap"
+    md = make_metadata(12)
+    with McapRecorder(path) as rec:
+        rec.write("c", Stream.METADATA, encode_metadata_record(md, DeviceDataTimestamp(0, 0, 0)), 1, 0)
+        for i in range(21):
+            log, sample = 1_000_000 + i * 100_000, i * 20_000_000  # 2 ms of log time, 0.4 s sampled
+            rec.write("c", Stream.DATA, encode_tactile_record(np.full((12, 3), i, np.float32),
+                                                              DeviceDataTimestamp(log, sample, sample)), 1, i)
+    for clock, lo, hi in (("log", 0.0, 0.1), ("sample", 0.38, 0.65)):
+        with McapReplay(path, speed=1.0, clock=clock) as replay:
+            tr = TactileTracker("c", replay)
+            arrivals = []
+            t0 = time.monotonic()
+            tr.add_observer(_Arrivals(arrivals, t0))
+            while not replay.finished:
+                tr.update()
+                time.sleep(0.0005)
+        assert len(arrivals) == 21
+        assert lo <= arrivals[-1][0] <= hi, (clock, arrivals[-1][0])
+        # receive times stay the recorded log times whatever the clock
+        assert [log for _, log in arrivals] == [1_000_000 + i * 100_000 for i in range(21)]
+    with McapReplay(path, clock="sample", start_ns=100_000_000, end_ns=200_000_000) as replay:
+        assert replay.first_time_ns() == 0
+        tr = TactileTracker("c", replay)
+        values = [int(f.forces[0, 0]) for f in tr.frames()]
+    assert values == [5, 6, 7, 8, 9]  # sample times 100 ms .. 180 ms
+    with pytest.raises(RecordingError, match="clock must be one of log, sample"):
+        McapReplay(path, clock="wall")

@@ -29,6 +29,10 @@ def register(subparsers) -> None:
     p.add_argument("--start", type=float, metavar="S", help="start S seconds after the first message")
     p.add_argument("--end", type=float, metavar="S", help="stop S seconds after the first message")
     p.add_argument("--loop", action="store_true", help="start over at the end (until Ctrl-C)")
+    p.add_argument("--clock", choices=("log", "sample"), default="log",
+                   help="pace, window and print by log time (when the data became available; default) or by "
+                        "sample time (when it was sensed: plays a simulation recorded as fast as possible at "
+                        "its simulated pace)")
     p.add_argument("--every", type=int, default=1, metavar="K", help="print every K-th frame (default 1)")
     p.add_argument("--publish", action="store_true", help="republish on Zenoh instead of printing")
     add_zenoh_arguments(p)
@@ -39,15 +43,15 @@ def run(args: argparse.Namespace) -> int:
     from ..recording import McapReplay
 
     speed = None if args.fast else args.speed if args.speed is not None else (1.0 if args.publish else None)
-    probe = McapReplay(args.input, collections=args.collection)
-    t0 = probe.start_time_ns
+    probe = McapReplay(args.input, collections=args.collection, clock=args.clock)
+    t0 = probe.first_time_ns()
     probe.close()
     start_ns = None if args.start is None or t0 is None else t0 + int(args.start * 1e9)
     end_ns = None if args.end is None or t0 is None else t0 + int(args.end * 1e9)
     if args.every < 1:
         raise RecordingError(f"--every must be >= 1, got {args.every}")
     with McapReplay(args.input, speed=speed, start_ns=start_ns, end_ns=end_ns, loop=args.loop,
-                    collections=args.collection) as replay:
+                    collections=args.collection, clock=args.clock) as replay:
         if args.publish:
             return _publish(replay, args)
         return _print(replay, args, t0 or 0)
@@ -71,7 +75,9 @@ def _print(replay, args, t0: int) -> int:
                     # meaningfully (total pressing load; negative = pressed, the force ON the taxel).
                     fz = float(f.forces[:, 2].sum(dtype=np.float64))
                     mag = np.linalg.norm(f.forces, axis=1)
-                    t = (f.timestamp.available_time_local_common_clock - t0) / 1e9
+                    ts = f.timestamp
+                    t = ((ts.sample_time_local_common_clock if args.clock == "sample"
+                          else ts.available_time_local_common_clock) - t0) / 1e9
                     out.write(f"{t:10.4f} s  {tr.collection_id:<16} seq {f.sequence:>7}  "
                               f"sum fz = {fz:+9.3f} N  max |F| = {mag.max():7.3f} N  "
                               f"taxels loaded {int(np.count_nonzero(mag)):>4}/{len(mag)}\n")

@@ -27,15 +27,36 @@ class TopicStats:
     schema_encoding: str = ""
     sessions: set[int] = field(default_factory=set)
     count: int = 0
-    first_ns: int | None = None
+    first_ns: int | None = None  # log time (available time) range [ns]
     last_ns: int | None = None
+    first_sample_ns: int | None = None  # publish time (sample time) range [ns]
+    last_sample_ns: int | None = None
     max_bytes: int = 0
 
     @property
     def rate_hz(self) -> float | None:
-        if self.count < 2 or self.last_ns == self.first_ns:
-            return None
-        return (self.count - 1) / ((self.last_ns - self.first_ns) / 1e9)
+        """Messages per second of log (available) time: how fast they were recorded."""
+        return _rate(self.count, self.first_ns, self.last_ns)
+
+    @property
+    def sample_rate_hz(self) -> float | None:
+        """Messages per second of sample time: the producer's rate (a simulation recorded as fast
+        as possible has a high log-time rate but samples at 100 Hz)."""
+        return _rate(self.count, self.first_sample_ns, self.last_sample_ns)
+
+
+def _rate(count: int, first: int | None, last: int | None) -> float | None:
+    if count < 2 or first is None or last is None or last == first:
+        return None
+    return (count - 1) / ((last - first) / 1e9)
+
+
+def _span_s(first: int | None, last: int | None) -> str:
+    return f"{(last - first) / 1e9:9.3f}" if first is not None and last is not None else f"{'-':>9}"
+
+
+def _hz(rate: float | None) -> str:
+    return f"{rate:9.2f}" if rate is not None else f"{'-':>9}"
 
 
 @dataclass
@@ -65,15 +86,16 @@ class InspectReport:
         for md in sc.metadata:
             lines.append(f"file metadata {md.name!r}: " + ", ".join(f"{k}={v}" for k, v in md.metadata.items()))
         lines.append(f"{'topic':<32} {'schema':<30} {'encoding':<16} {'messages':>8} {'sessions':>8} "
-                     f"{'duration s':>10} {'rate Hz':>8} {'max B':>6}  log time ns")
+                     f"{'sampled s':>9} {'sample Hz':>9} {'logged s':>9} {'log Hz':>9} {'max B':>6}  log time ns")
         for t in sorted(self.topics.values(), key=lambda t: t.topic):
-            dur = (t.last_ns - t.first_ns) / 1e9 if t.count else 0.0
-            rate = f"{t.rate_hz:8.2f}" if t.rate_hz is not None else f"{'-':>8}"
             span = f"{t.first_ns} .. {t.last_ns}" if t.count else "-"
             encoding = t.message_encoding if t.schema_encoding in ("", t.message_encoding) \
                 else f"{t.message_encoding}/{t.schema_encoding}"
             lines.append(f"{t.topic:<32} {t.schema_name:<30} {encoding:<16} {t.count:>8} {len(t.sessions):>8} "
-                         f"{dur:>10.3f} {rate} {t.max_bytes:>6}  {span}")
+                         f"{_span_s(t.first_sample_ns, t.last_sample_ns)} {_hz(t.sample_rate_hz)} "
+                         f"{_span_s(t.first_ns, t.last_ns)} {_hz(t.rate_hz)} {t.max_bytes:>6}  {span}")
+        lines.append("(sampled / sample Hz: publish time = when the producer sensed the data; "
+                     "logged / log Hz: log time = when it became available, i.e. how fast it was recorded)")
         if sc.truncation is not None:
             tr = sc.truncation
             s = f"truncated: {tr.reason}; {tr.bytes_lost} bytes after byte {tr.valid_until} are unreadable"
@@ -129,6 +151,10 @@ def inspect_file(path: str | os.PathLike) -> InspectReport:
                 stats.count += 1
                 stats.first_ns = m.log_time if stats.first_ns is None else min(stats.first_ns, m.log_time)
                 stats.last_ns = m.log_time if stats.last_ns is None else max(stats.last_ns, m.log_time)
+                stats.first_sample_ns = m.publish_time if stats.first_sample_ns is None \
+                    else min(stats.first_sample_ns, m.publish_time)
+                stats.last_sample_ns = m.publish_time if stats.last_sample_ns is None \
+                    else max(stats.last_sample_ns, m.publish_time)
                 stats.max_bytes = max(stats.max_bytes, len(m.data))
                 if m.channel_id not in streams:
                     streams[m.channel_id] = streams_of(view.path, schemas, {ch.id: ch}).get(ch.id)

@@ -13,6 +13,11 @@ recorded log times in real time, `speed=x` x times faster. `start_ns`/`end_ns` s
 (what a live late joiner gets from the periodic republish). `loop=True` replays forever, each
 pass ending with the sessions going away. Queues never drop: a full subscription holds the
 replay back (drain every subscription you open).
+
+`clock="sample"` paces and windows by publish time (= the sample time) instead of log time, for
+files whose log times are compressed: a simulation recorded as fast as possible logs 13 s of
+simulated time in about half a second, and plays back at its simulated pace this way. The order
+of events is the same with either clock.
 """
 from __future__ import annotations
 
@@ -30,11 +35,17 @@ from . import layout
 from .scan import ChunkRef, FileView, RawMessage, Scan, read_chunk, scan
 
 
+CLOCKS = ("log", "sample")  # pace / window by log time (available time) or publish time (sample time)
+
+
 class McapReplay:
     """A recorded file as a `subscribe(collection_id) -> Subscription` source (see module doc)."""
 
     def __init__(self, path: str | os.PathLike, *, speed: float | None = None, start_ns: int | None = None,
-                 end_ns: int | None = None, loop: bool = False, collections: Iterable[str] | None = None):
+                 end_ns: int | None = None, loop: bool = False, collections: Iterable[str] | None = None,
+                 clock: str = "log"):
+        if clock not in CLOCKS:
+            raise RecordingError(f"clock must be one of {', '.join(CLOCKS)}, got {clock!r}")
         if speed is not None and not (isinstance(speed, (int, float)) and math.isfinite(speed) and speed > 0):
             raise RecordingError(f"speed must be None (as fast as possible) or a finite number > 0, got {speed!r}")
         if start_ns is not None and end_ns is not None and end_ns <= start_ns:
@@ -48,6 +59,7 @@ class McapReplay:
             self._view.close()
             raise
         self.speed, self.start_ns, self.end_ns, self.loop = speed, start_ns, end_ns, loop
+        self.clock = clock
         available = sorted({cid for cid, _, _ in self._streams.values()})
         if collections is None:
             selected = set(available)
@@ -86,6 +98,15 @@ class McapReplay:
     def end_time_ns(self) -> int | None:
         """Latest log time announced by the file's complete chunks."""
         return max((c.end_ns for c in self._scan.chunks), default=None)
+
+    def first_time_ns(self) -> int | None:
+        """Time of the first selected message on this replay's clock (log or sample time): the
+        origin for windows given in seconds "after the first message"."""
+        if self.clock == "log":
+            return self.start_time_ns
+        for raw in self._merged():
+            return raw.publish_time
+        return None
 
     @property
     def finished(self) -> bool:
@@ -229,10 +250,11 @@ class McapReplay:
         remaining = dict(self._session_counts) if self._session_counts is not None else None
         pending_meta: dict[tuple[str, int], RawMessage] = {}
         last_t = 0
+        by_sample = self.clock == "sample"
         for raw in self._merged():
             cid, stream, session = channels[raw.channel_id]
             key = (cid, session)
-            t = raw.log_time
+            t = raw.publish_time if by_sample else raw.log_time
             if end is not None and t >= end:
                 break
             if key not in alive:
@@ -250,7 +272,7 @@ class McapReplay:
                     yield cid, Message(cid, Stream.METADATA, earlier.data, session, earlier.sequence,
                                        earlier.log_time), t, pass_no
             last_t = t
-            yield cid, Message(cid, stream, raw.data, session, raw.sequence, t), t, pass_no
+            yield cid, Message(cid, stream, raw.data, session, raw.sequence, raw.log_time), t, pass_no
             if remaining is not None:
                 remaining[key] -= 1
                 if remaining[key] == 0:
