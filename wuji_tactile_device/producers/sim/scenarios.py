@@ -44,6 +44,7 @@ class Check:
     limit: float
     unit: str = ""
     missing: str = ""
+    limit_unit: str | None = None   # unit printed after the limit (default: `unit`)
 
     @property
     def passed(self) -> bool:
@@ -56,7 +57,9 @@ class Check:
         return self.value == self.limit
 
     def line(self) -> str:
-        required = f"(required {self.op} {self.limit:g})"
+        unit = self.unit if self.limit_unit is None else self.limit_unit
+        op = "" if self.op == "==" else f"{self.op} "
+        required = f"(required {op}{self.limit:g}{(' ' + unit) if unit else ''})"
         if self.missing and not np.isfinite(self.value):
             return f"[FAIL] {self.name}: not reached — {self.missing} {required}"
         value = f"{self.value:.6g}{(' ' + self.unit) if self.unit else ''}"
@@ -118,21 +121,41 @@ class _ForceFeedback:
     """Per-pad integral law on the closure c [m of pad travel along the pad normal]:
     dc = ki·(target − ‖F‖)·dt + ff·Δtarget; joint targets = q0 + Σ c·direction. `ff` ≈ 1 / pad
     contact stiffness (measured once on this model: thumb ≈ 830 N/m, fingers ≈ 95 N/m) removes
-    the lag behind a ramping target; the measured force is the only feedback."""
+    the lag behind a ramping target; the measured force is the only feedback.
+
+    Optional, for a gentle first contact: `seek_speed` [m/s] (per pad) — until a pad first measures
+    a force it closes at this constant speed instead (a guarded move: the stiff thumb turns 1 mm of
+    over-travel into ≈ 0.8 N, so it must arrive slowly); `max_speed` [m/s] limits the feedback's |dc/dt| (the
+    command can never run away, whatever the force error; the seek has its own speed); `c0` [m] starting closure (negative:
+    held back from the pre-grasp)."""
 
     KI = np.array([0.03, 0.12, 0.12, 0.12, 0.12])       # [m/(N·s)]
     FF = 0.8 * np.array([1 / 830, 1 / 95, 1 / 95, 1 / 95, 1 / 95])  # [m/N]
 
-    def __init__(self, q0: np.ndarray, directions: np.ndarray, active: np.ndarray):
+    def __init__(self, q0: np.ndarray, directions: np.ndarray, active: np.ndarray, *,
+                 c0: np.ndarray | None = None, seek_speed: np.ndarray | None = None,
+                 max_speed: float | None = None):
         self.q0, self.dirs, self.active = q0, directions, active
-        self.c = np.zeros(5)
+        self.c = np.zeros(5) if c0 is None else np.array(c0, dtype=np.float64)
+        self.seek_speed, self.max_speed = seek_speed, max_speed
+        self.touched = np.full(5, seek_speed is None)   # pads that have measured a force
         self.last_target: np.ndarray | None = None
+
+    def command(self) -> np.ndarray:
+        """Joint targets [rad] for the current closures."""
+        return self.q0 + self.c @ self.dirs
 
     def update(self, magnitudes: np.ndarray, targets: np.ndarray) -> np.ndarray:
         step = np.zeros(5) if self.last_target is None else targets - self.last_target
         self.last_target = targets.copy()
-        self.c += self.active * (self.KI * (targets - magnitudes) * FRAME_S + self.FF * step)
-        return self.q0 + self.c @ self.dirs
+        dc = self.KI * (targets - magnitudes) * FRAME_S + self.FF * step
+        if self.max_speed is not None:
+            dc = np.clip(dc, -self.max_speed * FRAME_S, self.max_speed * FRAME_S)
+        if self.seek_speed is not None:
+            self.touched |= magnitudes > 0
+            dc = np.where(self.touched, dc, self.seek_speed * FRAME_S)
+        self.c += self.active * dc
+        return self.command()
 
 
 def _flex_joints(side: str) -> dict[str, list[int]]:
@@ -173,15 +196,27 @@ class Scenario:
 
 # ------------------------------------------------------------------------------------------------
 class PressScenario(Scenario):
-    """Thumb opposes the four fingers on a fixed object; force ramp by resultant feedback."""
+    """Thumb opposes the four fingers on a fixed object; force ramp by resultant feedback.
+
+    Contact is made and broken gently: the approach stops `STANDOFF` short of the pre-grasp,
+    each pad then closes at `SEEK_SPEED` until it first measures a force (guarded move), the
+    feedback's closure rate is limited to `MAX_SPEED`; the release first ramps the force target
+    down to 0, then backs every pad off along its normal, and only then opens the hand."""
 
     name = "press"
     duration_s = 13.0
-    APPROACH_END, RAMP_END, HOLD_END, RELEASE_END = 3.0, 7.0, 10.5, 11.5
+    APPROACH_END, RAMP_END, HOLD_END = 3.0, 7.0, 10.5
+    UNLOAD_END, RETREAT_END, RELEASE_END = 11.0, 11.3, 12.0   # force → 0, back off, hand open
+    ZERO_FROM = 12.0        # forces must be exactly zero from here on [s]
     F_START, F_END = 0.05, 0.50
-    PRE_S = 1.5     # pre-grasp reached at
+    PRE_S = 1.2     # approach (to the pre-grasp held back by STANDOFF) ends at
     GAP = 0.003     # pad-to-object gap at the pre-grasp [m]
+    STANDOFF = np.array([0.003, 0.003, 0.003, 0.003, 0.003])      # [m] approach held back by
+    SEEK_SPEED = np.array([0.003, 0.012, 0.012, 0.012, 0.012])    # [m/s] guarded closing speed
+    MAX_SPEED = 0.005       # [m/s] feedback closure rate limit (seek excluded)
+    RETREAT = 0.005         # [m] pads back off along their normals before the hand opens
     HOLD_TOLERANCE = 0.01  # [N] max |‖F‖ − target| during the hold
+    APPROACH_LIMIT = 0.10  # [N] max pad ‖F‖ before 3 s: 2 × the 0.05 N light-contact target
 
     def pregrasp(self) -> np.ndarray:
         q = np.zeros(NUM_JOINTS)
@@ -210,7 +245,10 @@ class PressScenario(Scenario):
             names.append(name)
         sim = HandSimulation(side, spec, names)
         self.feedback = _ForceFeedback(self.q_pre, _closing_directions(side, self.q_pre, _flex_joints(side)),
-                                       np.ones(5))
+                                       np.ones(5), c0=-self.STANDOFF, seek_speed=self.SEEK_SPEED,
+                                       max_speed=self.MAX_SPEED)
+        self.q_approach = self.feedback.command()
+        self.c_unloaded: np.ndarray | None = None
         self.t, self.mag, self.target = [], [], []
         self.zero_after_release = []
         self.rejected = 0
@@ -218,29 +256,34 @@ class PressScenario(Scenario):
         return sim
 
     def target_force(self, t: float) -> float:
+        """Per-pad force target [N]: light contact, ramp, hold, then unloading to 0."""
         if t < self.APPROACH_END:
             return self.F_START
         if t < self.RAMP_END:
             return self.F_START + (self.F_END - self.F_START) * (t - self.APPROACH_END) / (self.RAMP_END - self.APPROACH_END)
-        return self.F_END
+        if t < self.HOLD_END:
+            return self.F_END
+        return self.F_END * max(0.0, (self.UNLOAD_END - t) / (self.UNLOAD_END - self.HOLD_END))
 
     def control(self, sim: HandSimulation, t: float) -> None:
         if t < self.PRE_S:
-            sim.set_joint_targets(self.q_pre * _smoothstep(t / self.PRE_S))
-        elif t < self.HOLD_END:
+            sim.set_joint_targets(self.q_approach * _smoothstep(t / self.PRE_S))
+        elif t < self.UNLOAD_END:
             sim.set_joint_targets(self.feedback.update(self.last, np.full(5, self.target_force(t))))
         else:
-            if not hasattr(self, "q_release"):
-                self.q_release = sim.data.ctrl[sim.actuators].copy()
-            s = _smoothstep((t - self.HOLD_END) / (self.RELEASE_END - self.HOLD_END))
-            sim.set_joint_targets(self.q_release * (1.0 - s))
+            if self.c_unloaded is None:
+                self.c_unloaded = self.feedback.c.copy()
+            back = self.RETREAT * _smoothstep((t - self.UNLOAD_END) / (self.RETREAT_END - self.UNLOAD_END))
+            q_backed = self.q_pre + (self.c_unloaded - back) @ self.feedback.dirs
+            s = _smoothstep((t - self.RETREAT_END) / (self.RELEASE_END - self.RETREAT_END))
+            sim.set_joint_targets(q_backed * (1.0 - s))
 
     def observe(self, sim: HandSimulation, reading, t: float) -> None:
         self.last = np.linalg.norm(reading.resultants, axis=1)
         self.t.append(t)
         self.mag.append(self.last)
         self.target.append(self.target_force(t))
-        if t >= self.RELEASE_END + 0.5:
+        if t >= self.ZERO_FROM:
             self.zero_after_release.append(bool(np.all(reading.taxel_forces == 0) and np.all(reading.resultants == 0)))
 
     def checks(self) -> list[Check]:
@@ -257,14 +300,28 @@ class PressScenario(Scenario):
             mean = float(mag[hold].mean())
         else:
             in_contact = err = mean = nan
-        after = self.RELEASE_END + 0.5
-        zero = float(np.mean(self.zero_after_release)) if self.zero_after_release else nan
+        zero = 100.0 * float(np.mean(self.zero_after_release)) if self.zero_after_release else nan
+        # Gentle contact, judged over the whole phase: first contact must not overshoot the 0.05 N
+        # light-contact target by more than the target itself, and unloading must never press
+        # harder than the hold was allowed to (0.5 N + its tolerance).
+        approach = t < self.APPROACH_END
+        approach_max = float(mag[approach].max()) if approach.any() else nan
+        approach_missing = "" if end >= self.APPROACH_END - 1e-9 else (
+            f"the run ended at {end:.2f} s, approach and light contact last until {self.APPROACH_END:g} s")
+        release = t >= self.HOLD_END
+        release_max = float(mag[release].max()) if release.any() else nan
+        release_missing = "" if end >= self.RELEASE_END - 1e-9 else (
+            f"the run ended at {end:.2f} s, the release is {self.HOLD_END:g}-{self.RELEASE_END:g} s")
         return [
+            Check(f"max pad ‖F‖ during approach/light contact (t < {self.APPROACH_END:g} s, target 0.05 N)",
+                  approach_max, "<=", self.APPROACH_LIMIT, "N", approach_missing),
             Check("pads in contact during the whole hold (7-10.5 s)", in_contact, ">=", 5, "of 5", hold_missing),
             Check("max |‖F‖ - target| during the hold", err, "<=", self.HOLD_TOLERANCE, "N", hold_missing),
             Check("mean ‖F‖ during the hold (target 0.5 N)", mean, ">=", 0.49, "N", hold_missing),
-            Check(f"frames with all forces exactly zero after release (t >= {after:g} s)", zero, "==", 1.0,
-                  "fraction", "" if self.zero_after_release else f"the run ended at {end:.2f} s"),
+            Check(f"max pad ‖F‖ during release (t >= {self.HOLD_END:g} s)", release_max, "<=",
+                  self.F_END + self.HOLD_TOLERANCE, "N", release_missing),
+            Check(f"frames with all forces exactly zero after release (t >= {self.ZERO_FROM:g} s)", zero, "==", 100.0,
+                  "% of frames", "" if self.zero_after_release else f"the run ended at {end:.2f} s", limit_unit="%"),
         ]
 
 
