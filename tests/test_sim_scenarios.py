@@ -28,6 +28,62 @@ def test_press_checks_pass(side):
     np.testing.assert_allclose(mag[mid], sc.target_force(t[mid]), atol=0.02)
 
 
+APPROACH = "max pad ‖F‖ during approach/light contact (t < 3 s, target 0.05 N)"
+RELEASE = "max pad ‖F‖ during release (t >= 10.5 s)"
+ZERO = "frames with all forces exactly zero after release (t >= 12 s)"
+
+
+@pytest.mark.parametrize("side", ["right", "left"])
+def test_press_contact_is_made_and_broken_gently(side):
+    """No impact transient: every pad first touches during the guarded close (after the 1.2 s
+    approach, before 3 s), settles at the 0.05 N light-contact target, and the release never
+    presses harder than the hold — the forces fall to zero and stay there."""
+    sc = PressScenario()
+    result = run_scenario(sc, side=side)
+    checks = {c.name: c for c in result.checks}
+    assert checks[APPROACH].passed and 0.05 < checks[APPROACH].value <= 0.10
+    assert checks[RELEASE].passed and checks[RELEASE].value <= 0.51
+    assert checks[ZERO].value == 100.0
+    assert checks[ZERO].line() == f"[PASS] {ZERO}: 100 % of frames (required 100 %)"
+    t, mag = np.array(sc.t), np.array(sc.mag)
+    first = np.array([t[np.argmax(mag[:, k] > 0)] for k in range(5)])
+    assert np.all(first > PressScenario.PRE_S) and np.all(first < 2.6), first
+    np.testing.assert_allclose(mag[np.argmin(np.abs(t - 2.9))], 0.05, atol=0.005)   # light contact, all 5 pads
+    release = t >= PressScenario.HOLD_END
+    assert np.all(mag[release].max(axis=0) <= mag[np.argmin(np.abs(t - PressScenario.HOLD_END))] + 1e-3)
+    assert np.all(mag[t >= PressScenario.RETREAT_END] == 0)   # backed off before the hand opens
+
+
+class _FastApproach(PressScenario):
+    """The pre-change approach: straight to the pre-grasp in 1.5 s, no standoff, on the lift
+    scenario's soft mount (4000 N/m: the hand sags 2.8 mm toward the thumb's plate)."""
+
+    STANDOFF = np.zeros(5)
+    PRE_S = 1.5
+    MOUNT_KP = 4000.0
+
+
+class _JointSpaceRelease(PressScenario):
+    """The pre-change release: open the loaded hand in joint space at the end of the hold."""
+
+    def control(self, sim, t):
+        if t < self.HOLD_END:
+            return super().control(sim, t)
+        if not hasattr(self, "q_release"):
+            self.q_release = sim.data.ctrl[sim.actuators].copy()
+        sim.set_joint_targets(self.q_release * (1.0 - min((t - self.HOLD_END) / 1.0, 1.0)))
+
+
+def test_gentle_contact_checks_catch_the_transients_they_guard_against():
+    """Reinstating the old fast approach or the joint-space release makes the thumb strike or
+    drag on its plate, and the new checks fail with the peak force."""
+    fast = {c.name: c for c in run_scenario(_FastApproach(), max_frames=300).checks}
+    assert not fast[APPROACH].passed and fast[APPROACH].value > 0.15
+    snap = {c.name: c for c in run_scenario(_JointSpaceRelease()).checks}
+    assert not snap[RELEASE].passed and snap[RELEASE].value > 1.0
+    assert snap["max |‖F‖ - target| during the hold"].passed   # same hold: only the release differs
+
+
 @pytest.mark.parametrize("side", ["right", "left"])
 def test_lift_checks_pass(side):
     sc = LiftScenario()
@@ -124,8 +180,10 @@ def test_run_stopped_before_the_hold_fails_its_checks_as_not_reached():
         assert not c.passed and c.missing == "the run ended at 2.20 s, the hold is 7-10.5 s"
         assert np.isnan(c.value)
         assert c.line().startswith(f"[FAIL] {c.name}: not reached — the run ended at 2.20 s")
-    release = [c for c in result.checks if "after release" in c.name]
-    assert len(release) == 1 and not release[0].passed and "not reached" in release[0].line()
+    release = [c for c in result.checks if "release" in c.name]
+    assert len(release) == 2 and all(not c.passed and "not reached" in c.line() for c in release)
+    approach = next(c for c in result.checks if c.name == APPROACH)   # inside the phase: incomplete
+    assert not approach.passed and "incomplete — the run ended at 2.20 s" in approach.line()
 
 
 def test_partial_hold_cannot_pass_even_with_good_values():

@@ -65,11 +65,12 @@ def _wxyz(q) -> list[float]:
 
 
 def build_hand_spec(side: str, *, mount_pos=(0.0, 0.0, 0.3), mount_quat_wxyz=(1.0, 0.0, 0.0, 0.0),
-                    lift_range=(-0.05, 0.15)) -> mujoco.MjSpec:
+                    lift_range=(-0.05, 0.15), lift_kp: float = 4000.0) -> mujoco.MjSpec:
     """An `MjSpec` holding the hand of `side` on a world-fixed mount with a vertical lift slide.
 
     `mount_pos`/`mount_quat_wxyz` place the wrist body in the world (the hand keeps that
-    orientation; `hand_lift` translates it along world z)."""
+    orientation; `hand_lift` translates it along world z). `lift_kp` [N/m]: the slide servo's
+    stiffness (critically damped); the weight of hand and mount (≈ 11 N) sags it by 11 N / lift_kp."""
     kin: HandKinematics = hand_kinematics(side)
     left = side == "left"
     spec = mujoco.MjSpec()
@@ -137,7 +138,7 @@ def build_hand_spec(side: str, *, mount_pos=(0.0, 0.0, 0.3), mount_quat_wxyz=(1.
             act.forcerange = [-SERVO[li]["force"], SERVO[li]["force"]]
             act.forcelimited = mujoco.mjtLimited.mjLIMITED_TRUE
     lift = spec.add_actuator(name=LIFT_JOINT, target=LIFT_JOINT, trntype=mujoco.mjtTrn.mjTRN_JOINT)
-    lift.set_to_position(kp=4000.0, dampratio=1.0)
+    lift.set_to_position(kp=lift_kp, dampratio=1.0)
     lift.ctrlrange = list(lift_range)
     lift.ctrllimited = mujoco.mjtLimited.mjLIMITED_TRUE
     return spec

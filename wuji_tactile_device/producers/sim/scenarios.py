@@ -23,7 +23,7 @@ import numpy as np
 from ...errors import ProducerError
 from ..wuji_hand2 import FINGERS, NUM_JOINTS, hand_kinematics, link_transforms
 from .hand_sim import HandSimulation
-from .model import build_hand_spec
+from .model import SERVO, build_hand_spec
 from .taxels import pad_layouts
 
 GRAVITY = 9.81
@@ -100,9 +100,15 @@ def _pad_points(side: str, q: np.ndarray) -> dict[str, tuple[np.ndarray, np.ndar
     return out
 
 
-def _closing_directions(side: str, q: np.ndarray, joints: dict[str, list[int]]) -> np.ndarray:
-    """(5, 20) joint-space directions moving each pad centre 1 m along its outward normal
-    (least squares over that finger's `joints`), from finite differences of the kinematics."""
+def _closing_directions(side: str, q: np.ndarray, joints: dict[str, list[int]],
+                        servo_kp: np.ndarray | None = None) -> np.ndarray:
+    """(5, 20) joint-space directions moving each pad centre 1 m along its outward normal, from
+    finite differences of the kinematics, over each finger's `joints`.
+
+    `servo_kp` None: the least-squares (minimum-norm) direction. Given the 20 position-servo
+    gains [N·m/rad]: the compliance-weighted direction K⁻¹·Jᵀ·n (scaled to 1 m of normal travel
+    in free space) — in contact, moving the servo targets this way changes the pad force along
+    the normal only, so loading and unloading do not drag the pad sideways (friction build-up)."""
     base = _pad_points(side, q)
     out = np.zeros((5, NUM_JOINTS))
     eps = 1e-6
@@ -112,30 +118,37 @@ def _closing_directions(side: str, q: np.ndarray, joints: dict[str, list[int]]) 
             dq = np.zeros(NUM_JOINTS)
             dq[j] = eps
             cols.append((_pad_points(side, q + dq)[f][0] - base[f][0]) / eps)
-        J = np.stack(cols, axis=1)
-        out[k, joints[f]] = np.linalg.pinv(J) @ base[f][1]
+        J, n = np.stack(cols, axis=1), base[f][1]
+        if servo_kp is None:
+            out[k, joints[f]] = np.linalg.pinv(J) @ n
+        else:
+            d = (J.T @ n) / servo_kp[joints[f]]
+            out[k, joints[f]] = d / (n @ J @ d)
     return out
 
 
 class _ForceFeedback:
     """Per-pad integral law on the closure c [m of pad travel along the pad normal]:
     dc = ki·(target − ‖F‖)·dt + ff·Δtarget; joint targets = q0 + Σ c·direction. `ff` ≈ 1 / pad
-    contact stiffness (measured once on this model: thumb ≈ 830 N/m, fingers ≈ 95 N/m) removes
-    the lag behind a ramping target; the measured force is the only feedback.
+    stiffness along the directions removes the lag behind a ramping target; the measured force
+    is the only feedback. Default gains: for the least-squares directions (stiffness measured
+    once on this model: thumb ≈ 830 N/m, fingers ≈ 95 N/m); `ki`/`ff` override them.
 
-    Optional, for a gentle first contact: `seek_speed` [m/s] (per pad) — until a pad first measures
-    a force it closes at this constant speed instead (a guarded move: the stiff thumb turns 1 mm of
-    over-travel into ≈ 0.8 N, so it must arrive slowly); `max_speed` [m/s] limits the feedback's |dc/dt| (the
-    command can never run away, whatever the force error; the seek has its own speed); `c0` [m] starting closure (negative:
-    held back from the pre-grasp)."""
+    Options for a gentle first contact: `c0` [m] starting closure (negative: held back from the
+    pre-grasp); `seek_speed` [m/s] per pad — until a pad first measures a force it closes at this
+    constant speed instead (a guarded move: every mm of over-travel past first touch becomes
+    0.1–0.25 N, so pads must arrive slowly); `max_speed` [m/s] limits the feedback's |dc/dt| (the
+    command never runs away, whatever the force error; the seek has its own speed)."""
 
     KI = np.array([0.03, 0.12, 0.12, 0.12, 0.12])       # [m/(N·s)]
     FF = 0.8 * np.array([1 / 830, 1 / 95, 1 / 95, 1 / 95, 1 / 95])  # [m/N]
 
     def __init__(self, q0: np.ndarray, directions: np.ndarray, active: np.ndarray, *,
                  c0: np.ndarray | None = None, seek_speed: np.ndarray | None = None,
-                 max_speed: float | None = None):
+                 max_speed: float | None = None, ki: np.ndarray | None = None, ff: np.ndarray | None = None):
         self.q0, self.dirs, self.active = q0, directions, active
+        self.ki = self.KI if ki is None else ki
+        self.ff = self.FF if ff is None else ff
         self.c = np.zeros(5) if c0 is None else np.array(c0, dtype=np.float64)
         self.seek_speed, self.max_speed = seek_speed, max_speed
         self.touched = np.full(5, seek_speed is None)   # pads that have measured a force
@@ -148,7 +161,7 @@ class _ForceFeedback:
     def update(self, magnitudes: np.ndarray, targets: np.ndarray) -> np.ndarray:
         step = np.zeros(5) if self.last_target is None else targets - self.last_target
         self.last_target = targets.copy()
-        dc = self.KI * (targets - magnitudes) * FRAME_S + self.FF * step
+        dc = self.ki * (targets - magnitudes) * FRAME_S + self.ff * step
         if self.max_speed is not None:
             dc = np.clip(dc, -self.max_speed * FRAME_S, self.max_speed * FRAME_S)
         if self.seek_speed is not None:
@@ -156,6 +169,11 @@ class _ForceFeedback:
             dc = np.where(self.touched, dc, self.seek_speed * FRAME_S)
         self.c += self.active * dc
         return self.command()
+
+
+def _servo_kp() -> np.ndarray:
+    """(20,) position-servo gains [N·m/rad] of the hand joints, firmware order."""
+    return np.array([SERVO[j % 4]["kp"] for j in range(NUM_JOINTS)])
 
 
 def _flex_joints(side: str) -> dict[str, list[int]]:
@@ -212,9 +230,14 @@ class PressScenario(Scenario):
     PRE_S = 1.2     # approach (to the pre-grasp held back by STANDOFF) ends at
     GAP = 0.003     # pad-to-object gap at the pre-grasp [m]
     STANDOFF = np.array([0.003, 0.003, 0.003, 0.003, 0.003])      # [m] approach held back by
-    SEEK_SPEED = np.array([0.003, 0.012, 0.012, 0.012, 0.012])    # [m/s] guarded closing speed
+    SEEK_SPEED = np.array([0.004, 0.012, 0.012, 0.012, 0.012])    # [m/s] guarded closing speed
     MAX_SPEED = 0.005       # [m/s] feedback closure rate limit (seek excluded)
+    # Feedback gains for the compliance-weighted directions: pad stiffness along them, measured on
+    # this model during the ramp, ≈ 115 N/m (thumb), 80 N/m (index, middle, ring), 85 N/m (pinky).
+    KI = np.full(5, 0.15)                                       # [m/(N·s)]
+    FF = 0.8 / np.array([115.0, 80.0, 80.0, 80.0, 85.0])        # [m/N]
     RETREAT = 0.005         # [m] pads back off along their normals before the hand opens
+    MOUNT_KP = 4e4          # [N/m] hand mount slide servo (the lift scenario's 4000 N/m sags 2.8 mm)
     HOLD_TOLERANCE = 0.01  # [N] max |‖F‖ − target| during the hold
     APPROACH_LIMIT = 0.10  # [N] max pad ‖F‖ before 3 s: 2 × the 0.05 N light-contact target
 
@@ -229,7 +252,9 @@ class PressScenario(Scenario):
         rng = np.random.default_rng(seed)
         self.side = side
         self.q_pre = self.pregrasp()
-        spec = build_hand_spec(side)
+        # A stiff mount: the wrist is held in place (the press never lifts), so the fingers
+        # landing on their plates cannot bounce the hand and with it the thumb's force.
+        spec = build_hand_spec(side, lift_kp=self.MOUNT_KP)
         mount = np.array([0.0, 0.0, 0.3])
         body = spec.worldbody.add_body(name="press_object", pos=[0, 0, 0])
         names = []
@@ -244,9 +269,10 @@ class PressScenario(Scenario):
             _add_box(body, name, centre, Rb, (0.0065, 0.0085, half_t), [0.8, 0.6, 0.3, 1])
             names.append(name)
         sim = HandSimulation(side, spec, names)
-        self.feedback = _ForceFeedback(self.q_pre, _closing_directions(side, self.q_pre, _flex_joints(side)),
-                                       np.ones(5), c0=-self.STANDOFF, seek_speed=self.SEEK_SPEED,
-                                       max_speed=self.MAX_SPEED)
+        directions = _closing_directions(side, self.q_pre, _flex_joints(side), _servo_kp())
+        self.feedback = _ForceFeedback(self.q_pre, directions, np.ones(5), c0=-self.STANDOFF,
+                                       seek_speed=self.SEEK_SPEED, max_speed=self.MAX_SPEED,
+                                       ki=self.KI, ff=self.FF)
         self.q_approach = self.feedback.command()
         self.c_unloaded: np.ndarray | None = None
         self.t, self.mag, self.target = [], [], []
