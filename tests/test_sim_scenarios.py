@@ -41,7 +41,7 @@ def test_press_contact_is_made_and_broken_gently(side):
     sc = PressScenario()
     result = run_scenario(sc, side=side)
     checks = {c.name: c for c in result.checks}
-    assert checks[APPROACH].passed and 0.05 < checks[APPROACH].value <= 0.10
+    assert checks[APPROACH].passed and 0.045 < checks[APPROACH].value <= 0.075
     assert checks[RELEASE].passed and checks[RELEASE].value <= 0.51
     assert checks[ZERO].value == 100.0
     assert checks[ZERO].line() == f"[PASS] {ZERO}: 100 % of frames (required 100 %)"

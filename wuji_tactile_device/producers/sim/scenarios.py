@@ -239,7 +239,7 @@ class PressScenario(Scenario):
     RETREAT = 0.005         # [m] pads back off along their normals before the hand opens
     MOUNT_KP = 4e4          # [N/m] hand mount slide servo (the lift scenario's 4000 N/m sags 2.8 mm)
     HOLD_TOLERANCE = 0.01  # [N] max |‖F‖ − target| during the hold
-    APPROACH_LIMIT = 0.10  # [N] max pad ‖F‖ before 3 s: 2 × the 0.05 N light-contact target
+    APPROACH_LIMIT = 0.075  # [N] max pad ‖F‖ before 3 s: the 0.05 N light-contact target + half of it
 
     def pregrasp(self) -> np.ndarray:
         q = np.zeros(NUM_JOINTS)
@@ -277,7 +277,6 @@ class PressScenario(Scenario):
         self.c_unloaded: np.ndarray | None = None
         self.t, self.mag, self.target = [], [], []
         self.zero_after_release = []
-        self.rejected = 0
         self.last = np.zeros(5)
         return sim
 
@@ -327,9 +326,9 @@ class PressScenario(Scenario):
         else:
             in_contact = err = mean = nan
         zero = 100.0 * float(np.mean(self.zero_after_release)) if self.zero_after_release else nan
-        # Gentle contact, judged over the whole phase: first contact must not overshoot the 0.05 N
-        # light-contact target by more than the target itself, and unloading must never press
-        # harder than the hold was allowed to (0.5 N + its tolerance).
+        # Gentle contact, judged over the whole phase: first contact may overshoot the 0.05 N
+        # light-contact target by at most half of it (an impact on the stiff thumb gave 0.28 N),
+        # and unloading must never press harder than the hold was allowed to (0.5 N + tolerance).
         approach = t < self.APPROACH_END
         approach_max = float(mag[approach].max()) if approach.any() else nan
         approach_missing = "" if end >= self.APPROACH_END - 1e-9 else (
