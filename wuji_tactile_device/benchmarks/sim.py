@@ -6,8 +6,8 @@
 - full producer with the five 48×32 force images.
 
 All step the same simulation: the `press` scenario stopped at t = 8 s inside its hold, joint
-targets then frozen (no force feedback), which settles within ~5 s to all five pads loaded at
-0.2–0.4 N by 7 contacts and stays there; so every frame has real contacts on every pad to process
+targets then frozen (no force feedback), which stays at all five pads loaded at 0.50–0.52 N by
+one contact per pad; so every frame has real contacts on every pad to process
 (the costly case: frames without contact take an early exit), and one MjData is hot in the cache,
 as in a real run. A fourth candidate publishes a fixed frame without extraction, splitting the
 overhead into extraction and encode + publish. Targets: full ≥ 0.6 × the bare
