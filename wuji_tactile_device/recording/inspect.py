@@ -100,8 +100,7 @@ class InspectReport:
             tr = sc.truncation
             s = f"truncated: {tr.reason}; {tr.bytes_lost} bytes after byte {tr.valid_until} are unreadable"
             if tr.partial_chunk_range is not None:
-                a, b = tr.partial_chunk_range
-                s += f" (a cut-off chunk with log time {a} .. {b} ns, {(b - a) / 1e9:.3f} s)"
+                s += f" ({tr.cut_off_chunk()})"
             lines.append(s)
         lines += [f"note: {n}" for n in self.notes]
         lines.append(f"checked {self.checked_messages} messages: "

@@ -43,8 +43,7 @@ class RecoveryReport:
             t = self.truncation
             lost = f"lost: {t.bytes_lost} bytes after byte {t.valid_until} ({t.reason})"
             if t.partial_chunk_range is not None:
-                a, b = t.partial_chunk_range
-                lost += f", including a cut-off chunk with log time {a} .. {b} ns ({(b - a) / 1e9:.3f} s)"
+                lost += f", including {t.cut_off_chunk()}"
             lines.append(lost)
         lines += [f"lost: {d}" for d in self.corrupt_chunks]
         if self.orphan_messages:

@@ -149,8 +149,7 @@ class McapReplay:
                 else "no complete chunk survived")
         lost = f"lost: the last {t.bytes_lost} bytes (from byte {t.valid_until} of {t.file_size})"
         if t.partial_chunk_range is not None:
-            a, b = t.partial_chunk_range
-            lost += f", including a cut-off chunk with log time {a} .. {b} ns ({(b - a) / 1e9:.3f} s of data)"
+            lost += f", including {t.cut_off_chunk()}"
         return (f"{self.path} is damaged ({t.reason}); {kept}; {lost}, plus whatever the recorder had not "
                 "flushed yet (at most its flush period). `wuji-tactile recover` writes a clean copy.")
 

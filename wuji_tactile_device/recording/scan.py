@@ -79,6 +79,13 @@ class Truncation:
     def bytes_lost(self) -> int:
         return self.file_size - self.valid_until
 
+    def cut_off_chunk(self) -> str:
+        """'a cut-off chunk with log time a .. b ns (x s)', or '' when no chunk header survived."""
+        if self.partial_chunk_range is None:
+            return ""
+        a, b = self.partial_chunk_range
+        return f"a cut-off chunk with log time {a} .. {b} ns ({(b - a) / 1e9:.3f} s)"
+
 
 @dataclass
 class Scan:
