@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from wuji_tactile_device import HandJoint, TactileMetadata
-from wuji_tactile_device.geometry import matrix_to_quat, rpy_to_matrix
+from wuji_tactile_device.contract.geometry import matrix_to_quat, rpy_to_matrix
 
 DISTAL_JOINTS = (HandJoint.THUMB_DISTAL, HandJoint.INDEX_DISTAL, HandJoint.MIDDLE_DISTAL,
                  HandJoint.RING_DISTAL, HandJoint.LITTLE_DISTAL)

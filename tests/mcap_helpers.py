@@ -8,9 +8,9 @@ import numpy as np
 from mcap.reader import make_reader
 
 from conftest import make_metadata
-from wuji_tactile_device.publisher import TactilePublisher
+from wuji_tactile_device.streams.publisher import TactilePublisher
 from wuji_tactile_device.recording import McapRecorder
-from wuji_tactile_device.transport.inproc import InProcessBus
+from wuji_tactile_device.streams.inproc import InProcessBus
 
 STEP_NS = 10_000_000  # 100 Hz
 

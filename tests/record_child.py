@@ -15,9 +15,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 from conftest import make_metadata  # noqa: E402
-from wuji_tactile_device.publisher import TactilePublisher  # noqa: E402
+from wuji_tactile_device.streams.publisher import TactilePublisher  # noqa: E402
 from wuji_tactile_device.recording import McapRecorder  # noqa: E402
-from wuji_tactile_device.transport.inproc import InProcessBus  # noqa: E402
+from wuji_tactile_device.streams.inproc import InProcessBus  # noqa: E402
 
 PERIOD_NS = 10_000_000  # 100 Hz
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from wuji_tactile_device.messages import HandJoint
-from wuji_tactile_device.metadata import TactileMetadata
+from wuji_tactile_device.contract import HandJoint
+from wuji_tactile_device.contract import TactileMetadata
 
 DISTAL = (HandJoint.THUMB_DISTAL, HandJoint.INDEX_DISTAL, HandJoint.MIDDLE_DISTAL,
           HandJoint.RING_DISTAL, HandJoint.LITTLE_DISTAL)
@@ -127,9 +127,9 @@ def record_synthetic(path, layout: CurvedPadLayout, forces: np.ndarray, *, colle
                      period_ns: int = 10_000_000, bus=None, recorder=None) -> None:
     """Record `forces` (T, N, 3) as one collection into an MCAP file through the real pipeline
     (TactilePublisher → in-process bus → McapRecorder), sample times `k * period_ns`."""
-    from wuji_tactile_device.publisher import TactilePublisher
+    from wuji_tactile_device.streams.publisher import TactilePublisher
     from wuji_tactile_device.recording import McapRecorder
-    from wuji_tactile_device.transport.inproc import InProcessBus
+    from wuji_tactile_device.streams.inproc import InProcessBus
 
     own = recorder is None
     bus = bus or InProcessBus()

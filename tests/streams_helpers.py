@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from wuji_tactile_device.messages import HandJoint
-from wuji_tactile_device.metadata import TactileMetadata
+from wuji_tactile_device.contract import HandJoint
+from wuji_tactile_device.contract import TactileMetadata
 
 DISTAL = (HandJoint.THUMB_DISTAL, HandJoint.INDEX_DISTAL, HandJoint.MIDDLE_DISTAL,
           HandJoint.RING_DISTAL, HandJoint.LITTLE_DISTAL)

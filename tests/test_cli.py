@@ -141,8 +141,8 @@ def test_replay_prints_every_frame_through_the_tracker(capsys, recording):
 
 def test_record_from_zenoh_writes_a_valid_file(tmp_path, layout, capsys):
     """The installed script records from Zenoh (own loopback port) while this process publishes."""
-    from wuji_tactile_device.publisher import TactilePublisher
-    from wuji_tactile_device.transport.zenoh_transport import ZenohTransport
+    from wuji_tactile_device.streams.publisher import TactilePublisher
+    from wuji_tactile_device.streams.zenoh_transport import ZenohTransport
 
     port = free_port()
     out_path = tmp_path / "live.mcap"

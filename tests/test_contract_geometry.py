@@ -6,7 +6,7 @@ import pytest
 from conftest import DISTAL_JOINTS, make_metadata
 
 from wuji_tactile_device import DataLayoutError, TactileMetadata
-from wuji_tactile_device import geometry as g
+from wuji_tactile_device.contract import geometry as g
 
 
 def axis_angle_matrix(axis, angle) -> np.ndarray:

@@ -16,7 +16,7 @@ from wuji_tactile_device.generated.core import DeviceDataTimestamp as GenTimesta
 from wuji_tactile_device.generated.core import TactileDataArray as GenArray
 from wuji_tactile_device.generated.core import TactileDataArrayRecord as GenRecord
 from wuji_tactile_device.generated.core import TaxelForce as GenForce
-from wuji_tactile_device.messages import bfbs
+from wuji_tactile_device.contract import bfbs
 
 TS = DeviceDataTimestamp(-(2**63), 2**63 - 1, 123_456_789)
 

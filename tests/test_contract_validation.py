@@ -6,7 +6,7 @@ import pytest
 from conftest import DISTAL_JOINTS, make_metadata
 
 from wuji_tactile_device import HandJoint, MetadataValidationError, TactileMetadata
-from wuji_tactile_device.validation import QUATERNION_NORM_TOLERANCE, WEIGHT_SUM_TOLERANCE
+from wuji_tactile_device.contract.validation import QUATERNION_NORM_TOLERANCE, WEIGHT_SUM_TOLERANCE
 
 
 def variant(md: TactileMetadata, **changes) -> TactileMetadata:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from wuji_tactile_device.producers.hardware.assembly import TickAssembler
 from wuji_tactile_device.producers.hardware.device import FingertipFrame
-from wuji_tactile_device.producers.wuji_hand2 import FINGERS
+from wuji_tactile_device.hands.wuji_hand2 import FINGERS
 
 PERIOD = 10_000  # µs at 100 Hz
 T0_NS = 5_000_000_000

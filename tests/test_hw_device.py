@@ -11,11 +11,12 @@ import numpy as np
 import pytest
 
 from wuji_tactile_device.errors import FingerOfflineError, ProducerError
-from wuji_tactile_device.producers.hardware import EmulatedHand2, SdkFingertipDevice, sdk_module
+from wuji_tactile_device.producers.emulated import EmulatedHand2
+from wuji_tactile_device.producers.hardware import SdkFingertipDevice, sdk_module
 from wuji_tactile_device.producers.hardware.device import (MODEL_STANDARD, MODEL_THUMB, STATE_CALIBRATING,
                                                            STATE_READY, EmulatedNodeOfflineError, connect_sdk_hand)
 from wuji_tactile_device.producers.hardware.zero_calibration import calibrate_zero
-from wuji_tactile_device.producers.wuji_hand2 import FINGERS
+from wuji_tactile_device.hands.wuji_hand2 import FINGERS
 
 sdk = sdk_module()
 needs_sdk = pytest.mark.skipif(sdk is None, reason="vendor SDK wuji_sdk (extra 'hardware') not installed")

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 from wuji_tactile_device.errors import ProducerError
-from wuji_tactile_device.geometry import quat_to_matrix
+from wuji_tactile_device.contract.geometry import quat_to_matrix
 from wuji_tactile_device.producers.hardware.format import build_format, parse_format
 from wuji_tactile_device.producers.hardware.format import Mounting
 from wuji_tactile_device.producers.hardware.layout_metadata import (DEFAULT_AXIS_MAPPING, AxisMapping,
                                                                     device_taxel_poses, hardware_metadata)
 from wuji_tactile_device.producers.sim.taxels import taxel_poses_in_distal
-from wuji_tactile_device.producers.wuji_hand2 import FINGERS, lbs_metadata
+from wuji_tactile_device.hands.wuji_hand2 import FINGERS, lbs_metadata
 
 H = math.pi / 2
 
@@ -70,7 +70,7 @@ def test_force_sign_must_be_unit_and_cli_form_parses():
 
 
 def _sim_formats(side, with_placement):
-    from wuji_tactile_device.producers.hardware.emulator import EmulatedHand2
+    from wuji_tactile_device.producers.emulated.emulator import EmulatedHand2
     emu = EmulatedHand2(side, mounting=with_placement, positions=with_placement)
     return {f: parse_format(f, emu.pad(f).format_text) for f in FINGERS}
 

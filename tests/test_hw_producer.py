@@ -10,13 +10,14 @@ import pytest
 
 from wuji_tactile_device.errors import (CalibrationFileError, DeviceFormatError, FingerOfflineError,
                                         LayoutChangedError, ProducerError)
-from wuji_tactile_device.producers.hardware import (AxisMapping, EmulatedHand2, HardwareConfig, HardwareProducer,
-                                                    SdkFingertipDevice, simulation_layout, write_full_scale)
-from wuji_tactile_device.producers.hardware.emulator import DEFAULT_FULL_SCALE
+from wuji_tactile_device.producers.emulated import EmulatedHand2, simulation_layout
+from wuji_tactile_device.producers.hardware import (AxisMapping, HardwareConfig, HardwareProducer,
+                                                    SdkFingertipDevice, write_full_scale)
+from wuji_tactile_device.producers.emulated.emulator import DEFAULT_FULL_SCALE
 from wuji_tactile_device.producers.sim.taxels import taxel_poses_in_distal
-from wuji_tactile_device.producers.wuji_hand2 import FINGERS, lbs_metadata
-from wuji_tactile_device.tracker import TactileTracker
-from wuji_tactile_device.transport.inproc import InProcessBus
+from wuji_tactile_device.hands.wuji_hand2 import FINGERS, lbs_metadata
+from wuji_tactile_device.streams.tracker import TactileTracker
+from wuji_tactile_device.streams.inproc import InProcessBus
 
 N = 176
 

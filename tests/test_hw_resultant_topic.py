@@ -20,15 +20,16 @@ import pytest
 from mcap.reader import make_reader
 
 from wuji_tactile_device.errors import RecordingWarning
-from wuji_tactile_device.geometry import quat_to_matrix
-from wuji_tactile_device.producers.hardware import (EmulatedHand2, HardwareConfig, HardwareProducer,
-                                                    ResultantRecorder, SdkFingertipDevice, simulation_layout)
-from wuji_tactile_device.producers.hardware.emulator import simulation_forces
+from wuji_tactile_device.contract.geometry import quat_to_matrix
+from wuji_tactile_device.producers.emulated import EmulatedHand2, simulation_layout
+from wuji_tactile_device.producers.hardware import (HardwareConfig, HardwareProducer,
+                                                    ResultantRecorder, SdkFingertipDevice)
+from wuji_tactile_device.producers.emulated import simulation_forces
 from wuji_tactile_device.producers.sim.taxels import taxel_poses_in_distal
-from wuji_tactile_device.producers.wuji_hand2 import FINGERS
+from wuji_tactile_device.hands.wuji_hand2 import FINGERS
 from wuji_tactile_device.recording import McapRecorder, McapReplay, inspect_file, recover
-from wuji_tactile_device.tracker import TactileTracker
-from wuji_tactile_device.transport.inproc import InProcessBus
+from wuji_tactile_device.streams.tracker import TactileTracker
+from wuji_tactile_device.streams.inproc import InProcessBus
 
 TOPIC = "tactile/right/device_resultants"
 FOXGLOVE_CHECK = Path(__file__).parent.parent.parent / "shared" / "tools" / "foxglove_check" / "check.py"

@@ -12,15 +12,16 @@ import pytest
 from mcap.reader import make_reader
 
 from wuji_tactile_device.cli import cmd_hw
-from wuji_tactile_device.producers.hardware import EmulatedHand2, HardwareConfig, HardwareProducer, SdkFingertipDevice
-from wuji_tactile_device.producers.hardware.emulator import simulation_forces
+from wuji_tactile_device.producers.emulated import EmulatedHand2
+from wuji_tactile_device.producers.hardware import HardwareConfig, HardwareProducer, SdkFingertipDevice
+from wuji_tactile_device.producers.emulated import simulation_forces
 from wuji_tactile_device.producers.sim.layout_metadata import sim_metadata
 from wuji_tactile_device.producers.sim.producer import run_scenario
 from wuji_tactile_device.producers.sim.scenarios import make_scenario
-from wuji_tactile_device.publisher import TactilePublisher
+from wuji_tactile_device.streams.publisher import TactilePublisher
 from wuji_tactile_device.recording import McapReplay
-from wuji_tactile_device.tracker import TactileTracker
-from wuji_tactile_device.transport.inproc import InProcessBus
+from wuji_tactile_device.streams.tracker import TactileTracker
+from wuji_tactile_device.streams.inproc import InProcessBus
 
 FRAMES = make_scenario("press").num_frames  # whole scenario: approach, press ramp, hold, release
 

@@ -16,8 +16,8 @@ from wuji_tactile_device.errors import CorruptChunkError, RecordingError, Record
 from wuji_tactile_device.recording import McapReplay
 from wuji_tactile_device.recording.inspect import inspect_file
 from wuji_tactile_device.recording.repair import recover
-from wuji_tactile_device.tracker import TactileTracker
-from wuji_tactile_device.transport.base import Message, Stream
+from wuji_tactile_device.streams.tracker import TactileTracker
+from wuji_tactile_device.streams.base import Message, Stream
 
 FRAMES, PER_CHUNK = 120, 15  # 8 chunks of 15 frames (the first also holds the metadata)
 
@@ -123,7 +123,7 @@ def test_bit_flipped_chunk_is_reported_with_its_time_range(intact, tmp_path):
 def test_bit_flip_in_uncompressed_chunk_fails_the_crc(tmp_path):
     """Without compression nothing but the CRC can notice a flipped payload bit."""
     from conftest import make_metadata
-    from wuji_tactile_device.messages import DeviceDataTimestamp, encode_metadata_record, encode_tactile_record
+    from wuji_tactile_device.contract import DeviceDataTimestamp, encode_metadata_record, encode_tactile_record
     from wuji_tactile_device.recording import McapRecorder
 
     path = tmp_path / "raw.mcap"

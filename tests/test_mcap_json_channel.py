@@ -18,11 +18,11 @@ from mcap.writer import Writer
 from conftest import make_metadata
 from mcap_helpers import STEP_NS, forces_for, official_chunks, official_messages
 from wuji_tactile_device.errors import RecordingError, RecordingWarning
-from wuji_tactile_device.publisher import TactilePublisher
+from wuji_tactile_device.streams.publisher import TactilePublisher
 from wuji_tactile_device.recording import McapRecorder, McapReplay, inspect_file, recover
 from wuji_tactile_device.recording.scan import FileView, read_chunk, scan
-from wuji_tactile_device.tracker import TactileTracker
-from wuji_tactile_device.transport.inproc import InProcessBus
+from wuji_tactile_device.streams.tracker import TactileTracker
+from wuji_tactile_device.streams.inproc import InProcessBus
 
 AUX = "tactile/right/aux"
 SCHEMA = {"title": "test.Aux", "type": "object",

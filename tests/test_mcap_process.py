@@ -18,7 +18,7 @@ from mcap_helpers import record
 from wuji_tactile_device.errors import RecordingWarning
 from wuji_tactile_device.recording import McapReplay
 from wuji_tactile_device.recording.inspect import inspect_file
-from wuji_tactile_device.tracker import TactileTracker
+from wuji_tactile_device.streams.tracker import TactileTracker
 
 HERE = Path(__file__).parent
 CHILD = HERE / "record_child.py"
@@ -109,8 +109,8 @@ def test_cli_record_over_zenoh_then_ctrl_c_gives_a_valid_file_that_replays_bit_e
     import secrets
 
     from conftest import make_metadata
-    from wuji_tactile_device.publisher import TactilePublisher
-    from wuji_tactile_device.transport.zenoh_transport import ZenohTransport
+    from wuji_tactile_device.streams.publisher import TactilePublisher
+    from wuji_tactile_device.streams.zenoh_transport import ZenohTransport
 
     port = _free_port()
     cid = f"mcaptest/{secrets.token_hex(4)}"  # unique: other tests may share the loopback Zenoh mesh
@@ -160,14 +160,14 @@ def test_cli_replay_publish_reaches_a_live_tracker_over_zenoh(tmp_path):
     joins late still gets the layout (metadata repeated every second, as a live producer does)."""
     import secrets
 
-    from wuji_tactile_device.transport.zenoh_transport import ZenohTransport
+    from wuji_tactile_device.streams.zenoh_transport import ZenohTransport
 
     cid = f"mcaptest/{secrets.token_hex(4)}"
     path = tmp_path / "src.mcap"
     from conftest import make_metadata
-    from wuji_tactile_device.messages import DeviceDataTimestamp, encode_metadata_record, encode_tactile_record
+    from wuji_tactile_device.contract import DeviceDataTimestamp, encode_metadata_record, encode_tactile_record
     from wuji_tactile_device.recording import McapRecorder
-    from wuji_tactile_device.transport.base import Stream
+    from wuji_tactile_device.streams.base import Stream
 
     md = make_metadata(40)
     rng = np.random.default_rng(5)

@@ -13,13 +13,13 @@ from mcap.stream_reader import StreamReader
 from conftest import make_metadata
 from mcap_helpers import STEP_NS, forces_for, official_messages, record
 from wuji_tactile_device.errors import MetadataValidationError, RecordingError
-from wuji_tactile_device.messages import DeviceDataTimestamp, encode_metadata_record, encode_tactile_record
-from wuji_tactile_device.metadata import TactileMetadata
-from wuji_tactile_device.publisher import TactilePublisher
+from wuji_tactile_device.contract import DeviceDataTimestamp, encode_metadata_record, encode_tactile_record
+from wuji_tactile_device.contract import TactileMetadata
+from wuji_tactile_device.streams.publisher import TactilePublisher
 from wuji_tactile_device.recording import McapRecorder, McapReplay
-from wuji_tactile_device.tracker import TactileTracker
-from wuji_tactile_device.transport.base import LivelinessChange, Message, Stream
-from wuji_tactile_device.transport.inproc import InProcessBus
+from wuji_tactile_device.streams.tracker import TactileTracker
+from wuji_tactile_device.streams.base import LivelinessChange, Message, Stream
+from wuji_tactile_device.streams.inproc import InProcessBus
 
 
 def replay_all(replay: McapReplay, *trackers: TactileTracker) -> dict[str, list]:
@@ -69,7 +69,7 @@ def test_file_layout_follows_the_contract(tmp_path):
     with open(path, "rb") as f:
         chunks = [r for r in StreamReader(f, emit_chunks=True).records if isinstance(r, Chunk)]
     assert chunks and all(c.uncompressed_crc != 0 for c in chunks)  # CRCs on
-    from wuji_tactile_device.messages import decode_tactile_record
+    from wuji_tactile_device.contract import decode_tactile_record
     for _, ch, m in msgs:
         if ch.topic == "tactile/right":
             ts = decode_tactile_record(m.data).timestamp

@@ -13,9 +13,9 @@ import pytest  # noqa: E402
 
 from retargeting_helpers import CurvedPadLayout, press_profile, record_synthetic  # noqa: E402
 from wuji_tactile_device.errors import DataLayoutError, RecordingError, TactileError  # noqa: E402
-from wuji_tactile_device.messages import HandJoint  # noqa: E402
-from wuji_tactile_device.metadata import TactileMetadata  # noqa: E402
-from wuji_tactile_device.pads import FINGERS, pad_layout_of, pad_resultants  # noqa: E402
+from wuji_tactile_device.contract import HandJoint  # noqa: E402
+from wuji_tactile_device.contract import TactileMetadata  # noqa: E402
+from wuji_tactile_device.contract.pads import FINGERS, pad_layout, pad_resultants  # noqa: E402
 from wuji_tactile_device.plot import (load_recording, plot_layout, plot_recording, plot_resultants,  # noqa: E402
                                       plot_taxel_maps)
 
@@ -39,12 +39,12 @@ def test_pad_resultants_rotate_into_the_pad_frame_and_conserve_force(layout):
     rng = np.random.default_rng(3)
     pad_f = rng.normal(size=(5, 3))
     taxel_f = np.einsum("nji,nj->ni", layout.local_m[:, :3, :3], pad_f[layout.seg_of])
-    res = pad_resultants(pad_layout_of(layout.metadata), taxel_f)
+    res = pad_resultants(pad_layout(layout.metadata), taxel_f)
     np.testing.assert_allclose(res, layout.per_pad * pad_f, atol=1e-5)
     raw = np.stack([taxel_f[layout.seg_of == p].sum(axis=0) for p in range(5)])
     assert np.abs(raw - layout.per_pad * pad_f).max() > 0.1  # the rotation matters
     # Vectorised over time: (T, N, 3) → (T, 5, 3), each frame independent.
-    stacked = pad_resultants(pad_layout_of(layout.metadata), np.stack([taxel_f, 2 * taxel_f]))
+    stacked = pad_resultants(pad_layout(layout.metadata), np.stack([taxel_f, 2 * taxel_f]))
     np.testing.assert_allclose(stacked[1], 2 * stacked[0], atol=1e-5)
 
 
@@ -55,7 +55,7 @@ def test_pad_layout_refuses_a_taxel_off_the_fingers(layout):
     poses[0] = [0, 0, 0, 0, 0, 0, 1]
     bad = TactileMetadata(joint_ids, poses, md.taxel_bind_poses, md.segment_indices, md.segment_weights)
     with pytest.raises(DataLayoutError, match=r"taxel 0 is attached to segment 0 \(WRIST\)"):
-        pad_layout_of(bad)
+        pad_layout(bad)
 
 
 def test_resultant_figure_has_15_labelled_panels():
@@ -76,7 +76,7 @@ def test_resultant_figure_has_15_labelled_panels():
 
 def test_taxel_map_figure_uses_one_fixed_symmetric_range(layout):
     forces = press_profile(layout, frames=11)[5]
-    fig = plot_taxel_maps(pad_layout_of(layout.metadata), forces, vmax=2.5)
+    fig = plot_taxel_maps(pad_layout(layout.metadata), forces, vmax=2.5)
     panels = [ax for ax in fig.axes if ax.get_title()]
     assert len(panels) == 15
     assert {ax.get_title().split(" (")[0] for ax in panels} == {f"{f} {c}" for f in FINGERS for c in ("fx", "fy", "fz")}
@@ -125,7 +125,7 @@ def test_plot_recording_refuses_bad_time_and_ambiguous_collection(recording, tmp
         plot_recording(path, tmp_path, time_s=5.0)
     two = tmp_path / "two.mcap"
     from wuji_tactile_device.recording import McapRecorder
-    from wuji_tactile_device.transport.inproc import InProcessBus
+    from wuji_tactile_device.streams.inproc import InProcessBus
 
     bus = InProcessBus()
     with McapRecorder(two) as recorder:
@@ -174,7 +174,7 @@ def test_pad_resultants_of_the_simulated_press_hold_at_the_target(tmp_path):
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     rec = load_recording(path)
-    magnitude = np.linalg.norm(pad_resultants(pad_layout_of(rec.metadata), rec.forces), axis=2)  # (T, 5)
+    magnitude = np.linalg.norm(pad_resultants(pad_layout(rec.metadata), rec.forces), axis=2)  # (T, 5)
     hold = (rec.times_s >= 7.0) & (rec.times_s <= 10.5)
     assert np.abs(magnitude[hold] - 0.5).max() <= 0.011
     assert np.all(magnitude[rec.times_s >= 12.0] == 0.0)

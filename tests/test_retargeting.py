@@ -15,14 +15,14 @@ from isaacteleop.retargeting_engine.interface import TensorGroup, ValueInput  # 
 from isaacteleop.retargeting_engine.tensor_types import HandInput  # noqa: E402
 
 from retargeting_helpers import DISTAL, CurvedPadLayout, homogeneous, pose_of, rot  # noqa: E402
-from wuji_tactile_device import geometry  # noqa: E402
+from wuji_tactile_device.contract import geometry  # noqa: E402
 from wuji_tactile_device.errors import DataLayoutError, TactileError  # noqa: E402
-from wuji_tactile_device.messages import HandJoint  # noqa: E402
-from wuji_tactile_device.publisher import TactilePublisher  # noqa: E402
-from wuji_tactile_device.retargeting import (PadForceMagnitude, TactileLayoutIndex, TactileSource,  # noqa: E402
+from wuji_tactile_device.contract import HandJoint  # noqa: E402
+from wuji_tactile_device.streams.publisher import TactilePublisher  # noqa: E402
+from wuji_tactile_device.integrations.isaacteleop import (PadForceMagnitude, TactileLayoutIndex, TactileSource,  # noqa: E402
                                              TaxelSkinning)
-from wuji_tactile_device.tracker import TactileTracker  # noqa: E402
-from wuji_tactile_device.transport.inproc import InProcessBus  # noqa: E402
+from wuji_tactile_device.streams.tracker import TactileTracker  # noqa: E402
+from wuji_tactile_device.streams.inproc import InProcessBus  # noqa: E402
 
 CID = "tactile/right"
 
@@ -116,7 +116,7 @@ def test_source_constructor_refuses_bad_arguments():
 def test_import_without_isaacteleop_names_the_extra():
     code = ("import sys; sys.modules['isaacteleop'] = None\n"
             "import wuji_tactile_device, wuji_tactile_device.plot\n"
-            "try:\n    import wuji_tactile_device.retargeting\n"
+            "try:\n    import wuji_tactile_device.integrations.isaacteleop\n"
             "except ImportError as e:\n"
             "    from wuji_tactile_device.errors import TactileError\n"
             "    assert isinstance(e, TactileError)\n    print(e)\n")

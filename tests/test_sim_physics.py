@@ -5,20 +5,20 @@ import mujoco
 import numpy as np
 import pytest
 
-from wuji_tactile_device.geometry import skin_taxel_positions
-from wuji_tactile_device.producers import wuji_hand2 as wh
+from wuji_tactile_device.contract.geometry import skin_taxel_positions
+from wuji_tactile_device.hands import wuji_hand2 as wh
 from wuji_tactile_device.producers.sim.contact_forces import contact_frame_forces
 from wuji_tactile_device.producers.sim.hand_sim import HandSimulation
 from wuji_tactile_device.producers.sim.layout_metadata import sim_metadata
 from wuji_tactile_device.producers.sim.model import build_hand_spec
-from wuji_tactile_device.producers.sim.taxels import pad_layouts, spacing_summary
+from wuji_tactile_device.producers.sim.taxels import pad_taxels, spacing_summary
 
 MOUNT = np.array([0.0, 0.0, 0.3])
 
 
 def _index_pad_point(side: str, offset_along_normal: float, back: bool = False):
     """World point on the index pad centre (or the nail side) displaced along the outward normal."""
-    pad = pad_layouts(side)[1]
+    pad = pad_taxels(side)[1]
     T = wh.link_transforms(side)[wh.hand_kinematics(side).fingers[1].pad_body]
     n_local = np.array([0.0, pad.geometry.pad_side * (-1 if back else 1), 0.0])
     p_local = pad.pad_origin * np.array([1, -1 if back else 1, 1])
@@ -152,7 +152,7 @@ def test_inter_finger_contact_is_not_measured():
 
 def test_taxel_layout_counts_frames_and_spacing():
     for side in ("right", "left"):
-        pads = pad_layouts(side)
+        pads = pad_taxels(side)
         assert [len(p.positions) for p in pads] == [40, 34, 34, 34, 34]
         for p in pads:
             R = p.rotations
@@ -164,7 +164,7 @@ def test_taxel_layout_counts_frames_and_spacing():
         s = spacing_summary(side)
         assert all(2.5 < lo <= med <= hi < 5.5 for lo, med, hi in s.values()), s
     # Deterministic and mirrored.
-    np.testing.assert_array_equal(pad_layouts("left")[1].positions, pad_layouts("right")[1].positions * [1, -1, 1])
+    np.testing.assert_array_equal(pad_taxels("left")[1].positions, pad_taxels("right")[1].positions * [1, -1, 1])
 
 
 def _openxr_point(side, body, q=None):
@@ -199,7 +199,7 @@ def test_openxr_wrist_frame_conventions_on_the_model(side):
     assert _model_point_in_openxr(sim, p + "middle_finger_distal")[1] < -0.03
     # The palm-side pad normal points to −Y at the open hand.
     seg = wh.segment_poses_in_wrist(side)["middle"]
-    from wuji_tactile_device.geometry import quat_to_matrix
+    from wuji_tactile_device.contract.geometry import quat_to_matrix
     R = quat_to_matrix(seg[3:])
     assert R[1, 1] > 0.95          # segment +Y (nail side) ≈ wrist +Y (back of the hand)
     assert R[2, 2] > 0.95          # segment +Z along the bone toward the wrist
@@ -253,13 +253,13 @@ def test_force_images_follow_the_rule_on_every_valid_pixel():
     run_scenario(PressScenario(), max_frames=800, on_frame=grab)
     c, r = got["contacts"], got["reading"]
     assert len(c.pad) >= 5
-    for k, pad in enumerate(pad_layouts("right")):
+    for k, pad in enumerate(pad_taxels("right")):
         sel = c.pad == k
         ref = _reference_image(pad, c.position_distal[sel], c.force_pad[sel])
         np.testing.assert_allclose(r.images[k], ref, rtol=0, atol=1e-12)
         assert np.all(r.images[k][:, ~pad.pixel_valid] == 0)
         np.testing.assert_allclose(r.images[k].sum(axis=(1, 2)), r.resultants[k], rtol=0, atol=1e-9)
-    valid_counts = [int(p.pixel_valid.sum()) for p in pad_layouts("right")]
+    valid_counts = [int(p.pixel_valid.sum()) for p in pad_taxels("right")]
     assert valid_counts == [1394, 1390, 1390, 1390, 1390]
 
 
@@ -269,7 +269,7 @@ def test_force_images_exact_for_contacts_off_the_surface():
     spec = build_hand_spec("right")
     spec.worldbody.add_body(name="far", pos=[0.5, 0, 0]).add_geom(name="far_geom", type=mujoco.mjtGeom.mjGEOM_BOX, size=[0.01] * 3)
     sim = HandSimulation("right", spec, ["far_geom"])
-    pad = pad_layouts("right")[2]
+    pad = pad_taxels("right")[2]
     on = pad.pad_origin
     off = pad.pad_origin + np.array([0.0, 0.006, -0.004])          # 6 mm out of the surface
     edge = np.array([0.0075, 0.002, -0.024])                       # near the side and the tip

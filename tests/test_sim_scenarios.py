@@ -4,14 +4,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from wuji_tactile_device.producers.sim import pad_taxel_forces_per_tick, pad_taxel_layouts
+from wuji_tactile_device.producers.emulated import simulation_forces
+from wuji_tactile_device.producers.sim.taxels import pad_taxels
 from wuji_tactile_device.producers.sim.layout_metadata import sim_metadata
 from wuji_tactile_device.producers.sim.producer import run_scenario
 from wuji_tactile_device.producers.sim.scenarios import LiftScenario, PressScenario, load_joint_file
 from wuji_tactile_device.errors import ProducerError
-from wuji_tactile_device.publisher import TactilePublisher
-from wuji_tactile_device.tracker import TactileTracker
-from wuji_tactile_device.transport.inproc import InProcessBus
+from wuji_tactile_device.streams.publisher import TactilePublisher
+from wuji_tactile_device.streams.tracker import TactileTracker
+from wuji_tactile_device.streams.inproc import InProcessBus
 
 
 @pytest.mark.parametrize("side", ["right", "left"])
@@ -126,11 +127,10 @@ def test_published_frames_reach_a_tracker_with_sim_time():
 
 
 def test_emulator_feed_matches_layout():
-    layouts = pad_taxel_layouts("right")
-    assert [len(p.positions) for p in layouts] == [40, 34, 34, 34, 34]
-    ticks = pad_taxel_forces_per_tick("right", "press")
-    t0, pads0 = next(ticks)
-    assert t0 == 10_000_000 and [p.shape for p in pads0] == [(40, 3)] + [(34, 3)] * 4
+    pads = pad_taxels("right")
+    assert [len(p.positions) for p in pads] == [40, 34, 34, 34, 34]
+    first = next(simulation_forces("right", "press"))
+    assert first.shape == (sum(len(p.positions) for p in pads), 3) == (176, 3)
 
 
 def test_playback_file_errors_are_precise(tmp_path):

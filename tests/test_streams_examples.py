@@ -79,9 +79,9 @@ def test_echo_reads_an_mcap_recording(tmp_path, capsys):
 
     from streams_helpers import forces_for, small_metadata
 
-    from wuji_tactile_device.publisher import TactilePublisher
+    from wuji_tactile_device.streams.publisher import TactilePublisher
     from wuji_tactile_device.recording import McapRecorder
-    from wuji_tactile_device.transport.inproc import InProcessBus
+    from wuji_tactile_device.streams.inproc import InProcessBus
 
     path = tmp_path / "run.mcap"
     bus, md = InProcessBus(), small_metadata()

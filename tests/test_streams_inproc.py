@@ -12,15 +12,15 @@ from streams_helpers import forces_for, small_metadata
 
 from wuji_tactile_device.errors import (DataLayoutError, InvalidMessageError, MessageTooLargeError,
                                         MetadataMismatchError, MetadataValidationError, NonFiniteForceError,
-                                        TransportError)
-from wuji_tactile_device.messages import (DeviceDataTimestamp, encode_metadata_record, encode_tactile_record,
+                                        TransportError, CollectionIdError, TactileError)
+from wuji_tactile_device.contract import (DeviceDataTimestamp, encode_metadata_record, encode_tactile_record,
                                           tactile_record_size)
-from wuji_tactile_device.metadata import TactileMetadata
-from wuji_tactile_device.publisher import TactilePublisher
-from wuji_tactile_device.tracker import (DEFAULT_MAX_FLATBUFFER_SIZE, TRACKER_METADATA_MAX_SIZE, TactileFrame,
+from wuji_tactile_device.contract import TactileMetadata
+from wuji_tactile_device.streams.publisher import TactilePublisher
+from wuji_tactile_device.streams.tracker import (DEFAULT_MAX_FLATBUFFER_SIZE, TRACKER_METADATA_MAX_SIZE, TactileFrame,
                                          TactileTracker)
-from wuji_tactile_device.transport.base import LivelinessChange, Message, Stream
-from wuji_tactile_device.transport.inproc import InProcessBus
+from wuji_tactile_device.streams.base import LivelinessChange, Message, Stream
+from wuji_tactile_device.streams.inproc import InProcessBus
 
 CID = "tactile/right"
 TS = DeviceDataTimestamp(1, 2, 3)
@@ -480,9 +480,11 @@ def test_two_collections_side_by_side_without_crosstalk(bus):
 
 
 def test_invalid_collection_ids_and_policy_are_refused(bus, md):
-    with pytest.raises(TransportError, match="metadata"):
+    # A naming-rule violation is a CollectionIdError: a TactileError and a ValueError alike.
+    with pytest.raises(CollectionIdError, match="must not end in '/metadata'") as info:
         TactileTracker("tactile/metadata", bus)
-    with pytest.raises(TransportError, match=r"segment '\*'"):
+    assert isinstance(info.value, ValueError) and isinstance(info.value, TactileError)
+    with pytest.raises(CollectionIdError, match=r"segment '\*'"):
         TactilePublisher("tactile/*", md, bus)
     with pytest.raises(ValueError, match="error_policy"):
         TactileTracker(CID, bus, error_policy="ignore")
@@ -546,7 +548,7 @@ def test_frames_in_flight_after_liveliness_loss_are_delivered_regain_withholds(m
 
 
 def test_finiteness_check_accepts_huge_finite_and_refuses_nan_inf(bus, md):
-    from wuji_tactile_device.tracker import all_finite
+    from wuji_tactile_device.contract.records import all_finite
 
     f = forces_for(0, md.num_taxels)
     assert all_finite(f)

@@ -23,10 +23,10 @@ from streams_helpers import forces_for, small_metadata
 
 from wuji_tactile_device.errors import (DataLayoutError, InvalidMessageError, MessageTooLargeError,
                                         MetadataMismatchError, MetadataValidationError, TransportError)
-from wuji_tactile_device.messages import DeviceDataTimestamp, encode_metadata_record, encode_tactile_record
-from wuji_tactile_device.metadata import TactileMetadata
-from wuji_tactile_device.tracker import TactileTracker
-from wuji_tactile_device.transport.zenoh_transport import (ATTACHMENT, ZenohTransport, build_config,
+from wuji_tactile_device.contract import DeviceDataTimestamp, encode_metadata_record, encode_tactile_record
+from wuji_tactile_device.contract import TactileMetadata
+from wuji_tactile_device.streams.tracker import TactileTracker
+from wuji_tactile_device.streams.zenoh_transport import (ATTACHMENT, ZenohTransport, build_config,
                                                            liveliness_key)
 
 PEER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "zenoh_peer.py")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from streams_helpers import forces_for, small_metadata
 
-from wuji_tactile_device.messages import DeviceDataTimestamp, encode_metadata_record, encode_tactile_record
-from wuji_tactile_device.tracker import TactileTracker
-from wuji_tactile_device.transport.base import LivelinessChange, Message, Stream, Subscription
+from wuji_tactile_device.contract import DeviceDataTimestamp, encode_metadata_record, encode_tactile_record
+from wuji_tactile_device.streams.tracker import TactileTracker
+from wuji_tactile_device.streams.base import LivelinessChange, Message, Stream, Subscription
 
 SESSION = 0xABC
 

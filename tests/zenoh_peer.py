@@ -22,10 +22,10 @@ import numpy as np  # noqa: E402
 from streams_helpers import forces_for, small_metadata  # noqa: E402
 
 from wuji_tactile_device.errors import TactileError  # noqa: E402
-from wuji_tactile_device.metadata import TactileMetadata  # noqa: E402
-from wuji_tactile_device.publisher import TactilePublisher  # noqa: E402
-from wuji_tactile_device.transport.base import Stream  # noqa: E402
-from wuji_tactile_device.transport.zenoh_transport import ZenohTransport  # noqa: E402
+from wuji_tactile_device.contract import TactileMetadata  # noqa: E402
+from wuji_tactile_device.streams.publisher import TactilePublisher  # noqa: E402
+from wuji_tactile_device.streams.base import Stream  # noqa: E402
+from wuji_tactile_device.streams.zenoh_transport import ZenohTransport  # noqa: E402
 
 
 def variant(name: str) -> TactileMetadata:

@@ -35,7 +35,7 @@ ROOT_SCHEMAS = (
 INIT_TEXT = '''"""Generated FlatBuffers bindings and binary schemas (.bfbs) for the `core` namespace.
 
 Do not edit: regenerate with `python tools/generate_schema.py`. Per-element accessors are slow;
-hot paths use `wuji_tactile_device.messages` instead.
+hot paths use `wuji_tactile_device.contract.records` and `.metadata` instead.
 """
 '''
 _ABSOLUTE_IMPORT = re.compile(r"^from core\.(\w+) import ", re.MULTILINE)

@@ -17,6 +17,12 @@ class MessageTooLargeError(InvalidMessageError):
     """A buffer exceeds the configured size limit (e.g. `max_flatbuffer_size`)."""
 
 
+class CollectionIdError(TactileError, ValueError):
+    """A collection id breaks the naming rule (see `contract.naming`). Both a `TactileError` and a
+    `ValueError`: the same rule refuses a bad id given as an argument and one read from a file or
+    a peer."""
+
+
 class MetadataValidationError(TactileError):
     """Metadata violates a contract rule. `rule` names the rule; the message names the offending
     taxel / slot / joint."""

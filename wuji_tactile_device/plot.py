@@ -21,8 +21,8 @@ from typing import NamedTuple
 import numpy as np
 
 from .errors import DataLayoutError, RecordingError, TactileError
-from .metadata import TactileMetadata
-from .pads import FINGERS, NUM_PADS, PadLayout, pad_layout_of, pad_resultants
+from .contract import TactileMetadata
+from .contract.pads import FINGERS, NUM_PADS, PadLayout, pad_layout, pad_resultants
 
 COMPONENTS = ("Fx", "Fy", "Fz")
 _PAD_AXIS = ("x", "y (+ nail side)", "z (+ toward wrist)")
@@ -132,7 +132,7 @@ def plot_layout(metadata: TactileMetadata, forces: np.ndarray, *, vmax: float, t
     forces = np.asarray(forces, dtype=np.float64)
     if forces.shape != (metadata.num_taxels, 3):
         raise DataLayoutError(f"forces must have shape ({metadata.num_taxels}, 3), got {forces.shape}")
-    layout = pad_layout_of(metadata)
+    layout = pad_layout(metadata)
     pos_mm = np.asarray(metadata.taxel_bind_poses, dtype=np.float64)[:, :3] * 1e3
     magnitude = np.linalg.norm(forces, axis=1)
     fig = plt.figure(figsize=(10, 8.5))
@@ -182,7 +182,7 @@ def colour_range(values: np.ndarray) -> float:
 
 def resultants_of(recording: Recording) -> np.ndarray:
     """Pad resultants `(T, 5, 3)` [N, pad frame] of a recording."""
-    return pad_resultants(pad_layout_of(recording.metadata), recording.forces)
+    return pad_resultants(pad_layout(recording.metadata), recording.forces)
 
 
 #: Window [frames] of the running median that picks the default time: contact transients of a few
@@ -213,7 +213,7 @@ def load_recording(path: str | Path, collection_id: str | None = None) -> Record
     `McapReplay` (validated exactly as live data). `collection_id` may be omitted when the file
     holds exactly one collection."""
     from .recording import McapReplay
-    from .tracker import TactileTracker
+    from .streams.tracker import TactileTracker
 
     path = Path(path)
     replay = McapReplay(path, collections=None if collection_id is None else [collection_id])
@@ -262,7 +262,7 @@ def plot_recording(path: str | Path, out_dir: str | Path | None = None, *, time_
     with tqdm(total=4, desc=f"plot {path.name}", unit="step", file=sys.stderr, disable=not progress) as bar:
         rec = load_recording(path, collection_id)
         bar.update()
-        layout = pad_layout_of(rec.metadata)
+        layout = pad_layout(rec.metadata)
         resultants = pad_resultants(layout, rec.forces)
         k = frame_index_at(rec, time_s)
         t_k = float(rec.times_s[k])

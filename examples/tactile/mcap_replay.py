@@ -16,7 +16,7 @@ import numpy as np
 
 from wuji_tactile_device.errors import TactileError
 from wuji_tactile_device.recording import McapReplay
-from wuji_tactile_device.tracker import TactileTracker
+from wuji_tactile_device.streams.tracker import TactileTracker
 
 
 def main() -> int:

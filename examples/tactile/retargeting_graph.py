@@ -21,10 +21,10 @@ import numpy as np
 from isaacteleop.retargeters.tactile_retargeters import TactileVectorToFingerPower
 
 from wuji_tactile_device.errors import TactileError
-from wuji_tactile_device.pads import FINGERS
-from wuji_tactile_device.producers.wuji_hand2 import TAXELS_PER_FINGER
+from wuji_tactile_device.contract.pads import FINGERS
+from wuji_tactile_device.hands.wuji_hand2 import TAXELS_PER_FINGER
 from wuji_tactile_device.recording import McapReplay
-from wuji_tactile_device.retargeting import PadForceMagnitude, TactileSource, graph_time_of
+from wuji_tactile_device.integrations.isaacteleop import PadForceMagnitude, TactileSource, graph_time_of
 
 WUJI_HAND2_SEGMENTS = len(TAXELS_PER_FINGER)  # one distal segment per finger
 WUJI_HAND2_TAXELS = sum(TAXELS_PER_FINGER)  # 176

@@ -19,10 +19,10 @@ import time
 import numpy as np
 
 from wuji_tactile_device.errors import TactileError
-from wuji_tactile_device.messages import HandJoint
-from wuji_tactile_device.metadata import TactileMetadata
-from wuji_tactile_device.publisher import TactilePublisher
-from wuji_tactile_device.transport.zenoh_transport import ZenohTransport
+from wuji_tactile_device.contract import HandJoint
+from wuji_tactile_device.contract import TactileMetadata
+from wuji_tactile_device.streams.publisher import TactilePublisher
+from wuji_tactile_device.streams.zenoh_transport import ZenohTransport
 
 SEGMENTS = (HandJoint.THUMB_DISTAL, HandJoint.INDEX_DISTAL, HandJoint.MIDDLE_DISTAL, HandJoint.RING_DISTAL,
             HandJoint.LITTLE_DISTAL)

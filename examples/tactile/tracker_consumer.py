@@ -17,8 +17,8 @@ import time
 import numpy as np
 
 from wuji_tactile_device.errors import TactileError
-from wuji_tactile_device.tracker import TactileTracker
-from wuji_tactile_device.transport.zenoh_transport import ZenohTransport
+from wuji_tactile_device.streams.tracker import TactileTracker
+from wuji_tactile_device.streams.zenoh_transport import ZenohTransport
 
 
 def main() -> int:

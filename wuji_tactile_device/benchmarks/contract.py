@@ -4,8 +4,8 @@ from __future__ import annotations
 import flatbuffers
 import numpy as np
 
-from ..messages import DeviceDataTimestamp, _decode_record_full, decode_tactile_record, encode_tactile_record
-from ..metadata import TactileMetadata
+from ..contract.records import DeviceDataTimestamp, _decode_record_full, decode_tactile_record, encode_tactile_record
+from ..contract import TactileMetadata
 from . import Row, Section, Target, compare
 
 
@@ -39,7 +39,7 @@ def run(quick: bool = False) -> Section:
             Row(f"verify+decode record, full walk, N={n}", t["decode_full"] * 1e6, "µs", "any writer's layout"),
             Row(f"floor: np.frombuffer, N={n}", t["floor_decode"] * 1e6, "µs"),
         ]
-    from ..validation import validate_metadata
+    from ..contract.validation import validate_metadata
 
     md_buf = _metadata_176().encode()
     tm = compare({"metadata": lambda: validate_metadata(TactileMetadata.decode(md_buf))}, number=max(number // 20, 50), repeat=5)
@@ -61,7 +61,7 @@ def _metadata_176() -> TactileMetadata:
     n = 176
     idx = np.repeat((np.arange(n) % 5)[:, None], 4, axis=1)
     poses = np.tile([0.0, 0, 0, 0, 0, 0, 1], (n, 1))
-    from ..messages import HandJoint
+    from ..contract import HandJoint
 
     joints = [HandJoint.THUMB_DISTAL, HandJoint.INDEX_DISTAL, HandJoint.MIDDLE_DISTAL, HandJoint.RING_DISTAL,
               HandJoint.LITTLE_DISTAL]

@@ -7,13 +7,13 @@ import time
 
 import numpy as np
 
-from ..messages import DeviceDataTimestamp, encode_tactile_record
+from ..contract import DeviceDataTimestamp, encode_tactile_record
 from ..producers.hardware.assembly import TickAssembler
 from ..producers.hardware.device import FingertipFrame, FingertipInfo, FingertipStatus
-from ..producers.hardware.emulator import EmulatedHand2
+from ..producers.emulated.emulator import EmulatedHand2
 from ..producers.hardware.producer import HardwareConfig, HardwareProducer
-from ..producers.wuji_hand2 import FINGERS
-from ..transport.inproc import InProcessBus
+from ..hands.wuji_hand2 import FINGERS
+from ..streams.inproc import InProcessBus
 from . import Row, Section, Target, compare
 
 PERIOD_US = 10_000

@@ -34,9 +34,9 @@ BATCH = 1000
 
 
 def _metadata():
-    from ..geometry import matrix_to_quat, rpy_to_matrix
-    from ..messages import HandJoint
-    from ..metadata import TactileMetadata
+    from ..contract.geometry import matrix_to_quat, rpy_to_matrix
+    from ..contract import HandJoint
+    from ..contract import TactileMetadata
 
     joints = (HandJoint.THUMB_DISTAL, HandJoint.INDEX_DISTAL, HandJoint.MIDDLE_DISTAL, HandJoint.RING_DISTAL,
               HandJoint.LITTLE_DISTAL)
@@ -55,8 +55,8 @@ def _metadata():
 
 def _messages():
     """Two hands' streams as they arrive: [(collection, stream, payload, session, sequence, log, pub)]."""
-    from ..messages import DeviceDataTimestamp, encode_metadata_record, encode_tactile_record
-    from ..transport.base import Stream
+    from ..contract import DeviceDataTimestamp, encode_metadata_record, encode_tactile_record
+    from ..streams.base import Stream
 
     md = _metadata()
     rng = np.random.default_rng(1)
@@ -83,8 +83,8 @@ def _messages():
 
 
 def _bare_write(path: Path, msgs) -> float:
-    from ..messages import bfbs
-    from ..transport.base import Stream
+    from ..contract import bfbs
+    from ..streams.base import Stream
 
     t = time.perf_counter()
     with open(path, "wb") as f:
@@ -105,7 +105,7 @@ def _bare_write(path: Path, msgs) -> float:
 
 def _record(path: Path, msgs) -> float:
     from ..recording import McapRecorder
-    from ..transport.inproc import InProcessBus
+    from ..streams.inproc import InProcessBus
 
     bus = InProcessBus()
     links = {}
@@ -149,7 +149,7 @@ def _bare_read(path: Path) -> tuple[float, int]:
 
 def _replay(path: Path) -> tuple[float, int]:
     from ..recording import McapReplay
-    from ..tracker import TactileTracker
+    from ..streams.tracker import TactileTracker
 
     t = time.perf_counter()
     with McapReplay(path) as replay:

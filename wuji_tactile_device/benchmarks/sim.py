@@ -35,8 +35,8 @@ def _hold_state_sim():
 
 def run(quick: bool = False) -> Section:
     from ..producers.sim.layout_metadata import sim_metadata
-    from ..publisher import TactilePublisher
-    from ..transport.inproc import InProcessBus
+    from ..streams.publisher import TactilePublisher
+    from ..streams.inproc import InProcessBus
 
     sim = _hold_state_sim()
     bare_sim = full_sim = img_sim = sim

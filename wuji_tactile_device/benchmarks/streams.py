@@ -41,8 +41,8 @@ def _free_port() -> int:
 
 
 def _metadata():
-    from ..messages import HandJoint
-    from ..metadata import TactileMetadata
+    from ..contract import HandJoint
+    from ..contract import TactileMetadata
 
     joints = [HandJoint.THUMB_DISTAL, HandJoint.INDEX_DISTAL, HandJoint.MIDDLE_DISTAL, HandJoint.RING_DISTAL,
               HandJoint.LITTLE_DISTAL]
@@ -66,9 +66,9 @@ def _forces(i: int) -> np.ndarray:
 def _producer(connect: str, rate_s: float, rounds: int, burst: int) -> None:
     import struct
 
-    from ..messages import DeviceDataTimestamp, encode_tactile_record
-    from ..publisher import TactilePublisher
-    from ..transport.zenoh_transport import PUBLISHER_QOS, ZenohTransport
+    from ..contract import DeviceDataTimestamp, encode_tactile_record
+    from ..streams.publisher import TactilePublisher
+    from ..streams.zenoh_transport import PUBLISHER_QOS, ZenohTransport
 
     transport = ZenohTransport(connect=[connect])
     session = transport.session
@@ -155,8 +155,8 @@ class _BurstCounter:
 def _zenoh_section(quick: bool, section: Section) -> None:
     import struct
 
-    from ..tracker import TactileTracker
-    from ..transport.zenoh_transport import ZenohTransport
+    from ..streams.tracker import TactileTracker
+    from ..streams.zenoh_transport import ZenohTransport
 
     rate_s, rounds, burst = (2.0, 4, 1500) if quick else (5.0, 10, 2000)
     endpoint = f"tcp/127.0.0.1:{_free_port()}"
@@ -267,10 +267,10 @@ def _zenoh_section(quick: bool, section: Section) -> None:
 
 
 def _inproc_section(quick: bool, section: Section) -> None:
-    from ..messages import DeviceDataTimestamp, decode_tactile_record, encode_tactile_record
-    from ..publisher import TactilePublisher
-    from ..tracker import TactileTracker
-    from ..transport.inproc import InProcessBus
+    from ..contract import DeviceDataTimestamp, decode_tactile_record, encode_tactile_record
+    from ..streams.publisher import TactilePublisher
+    from ..streams.tracker import TactileTracker
+    from ..streams.inproc import InProcessBus
 
     number, repeat = (500, 5) if quick else (2000, 15)
     bus = InProcessBus()

@@ -90,7 +90,7 @@ class _View:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..tracker import TactileTracker
+    from ..streams.tracker import TactileTracker
 
     collections = args.collection or ["tactile/right"]
     if args.rate <= 0:

@@ -83,7 +83,7 @@ def register(subparsers) -> None:
 def _config(args):
     from ..producers.hardware import AxisMapping, HardwareConfig
 
-    from ..producers.hardware.layout_metadata import simulation_layout
+    from ..producers.emulated import simulation_layout
 
     fallback = simulation_layout(args.hand) if args.layout == "sim" else None
     return HardwareConfig(
@@ -94,7 +94,8 @@ def _config(args):
 
 
 def _open_device(args):
-    from ..producers.hardware import EmulatedHand2, SdkFingertipDevice, connect_sdk_hand
+    from ..producers.emulated import EmulatedHand2
+    from ..producers.hardware import SdkFingertipDevice, connect_sdk_hand
 
     if args.emulate:
         from ..producers.hardware import AxisMapping
@@ -120,7 +121,7 @@ def _publish(args, device, emu, faults) -> int:
     from tqdm import tqdm
 
     from ..producers.hardware import HardwareProducer, ResultantRecorder
-    from ..transport.inproc import InProcessBus
+    from ..streams.inproc import InProcessBus
 
     transport = open_zenoh(args) if (args.publish == "zenoh" or args.zenoh or args.zenoh_listen or args.zenoh_config) \
         else InProcessBus()
@@ -211,7 +212,7 @@ def _drive_device(args, producer, recorder, bar) -> None:
 
 
 def _drive_emulator(args, emu, producer, recorder, bar, faults) -> None:
-    from ..producers.hardware.emulator import simulation_forces
+    from ..producers.emulated import simulation_forces
 
     period = 1.0 / emu.rate_hz
     start = time.monotonic()
@@ -239,7 +240,7 @@ JUMP_US = 10_000_000
 
 
 def _parse_fault(text: str) -> tuple[str, str | None, float, float | None]:
-    from ..producers.wuji_hand2 import FINGERS
+    from ..hands.wuji_hand2 import FINGERS
 
     m = _FAULT.match(text)
     if m is None:

@@ -22,7 +22,7 @@ def add_zenoh_arguments(parser: argparse.ArgumentParser) -> None:
 
 def open_zenoh(args: argparse.Namespace):
     try:
-        from ..transport.zenoh_transport import ZenohTransport
+        from ..streams.zenoh_transport import ZenohTransport
     except ImportError as exc:
         raise TransportError(f"the Zenoh transport is unavailable: {exc}") from exc
     return ZenohTransport(args.zenoh_config, listen=args.zenoh_listen or None, connect=args.zenoh or None)

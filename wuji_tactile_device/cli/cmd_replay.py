@@ -9,7 +9,7 @@ import time
 import numpy as np
 
 from ..errors import RecordingError
-from ..transport.base import LivelinessChange, Message, Stream
+from ..streams.base import LivelinessChange, Message, Stream
 from .cmd_record import add_zenoh_arguments, open_zenoh
 
 METADATA_PERIOD_S = 1.0  # like TactilePublisher: late subscribers learn the layout within a second
@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print(replay, args, t0: int) -> int:
-    from ..tracker import TactileTracker
+    from ..streams.tracker import TactileTracker
 
     trackers = [TactileTracker(cid, replay) for cid in replay.collections]
     counts = dict.fromkeys(replay.collections, 0)

@@ -53,8 +53,8 @@ def run(args: argparse.Namespace) -> int:
     from ..producers.sim.layout_metadata import sim_metadata
     from ..producers.sim.producer import run_scenario
     from ..producers.sim.scenarios import make_scenario
-    from ..publisher import TactilePublisher
-    from ..transport.inproc import InProcessBus
+    from ..streams.publisher import TactilePublisher
+    from ..streams.inproc import InProcessBus
 
     if args.scenario == "playback" and not args.joints:
         raise ProducerError("scenario playback needs --joints FILE (20 angles per row, firmware order)")
@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     frames = scenario.num_frames if args.duration is None else min(scenario.num_frames, int(round(args.duration * 100)))
     cid = args.collection or f"tactile/{args.hand}"
     if args.publish == "zenoh":
-        from ..transport.zenoh_transport import ZenohTransport
+        from ..streams.zenoh_transport import ZenohTransport
         transport = ZenohTransport(args.zenoh_config, listen=args.zenoh_listen or None, connect=args.zenoh or None)
     else:
         transport = InProcessBus()

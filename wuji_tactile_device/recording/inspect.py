@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import CorruptChunkError, TactileError
-from ..messages import decode_metadata_record, decode_tactile_record
-from ..transport.base import Stream
-from . import json_channel, layout
+from ..contract import decode_metadata_record, decode_tactile_record
+from ..contract.naming import Stream, stream_key
+from . import json_channel, naming
 from .replay import streams_of
 from .scan import FileView, Scan, read_chunk, scan
 
@@ -182,7 +182,7 @@ def inspect_file(path: str | os.PathLike) -> InspectReport:
 
 def _check(report: InspectReport, m, cid: str, stream: Stream, session: int, taxels: dict, adopted: dict,
            early: dict) -> None:
-    where = f"{layout.topic_of(cid, stream)} session {session:016x} seq {m.sequence} (log time {m.log_time} ns)"
+    where = f"{stream_key(cid, stream)} session {session:016x} seq {m.sequence} (log time {m.log_time} ns)"
     try:
         if stream is Stream.DATA:
             record = decode_tactile_record(m.data)

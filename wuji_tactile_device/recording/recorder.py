@@ -24,9 +24,12 @@ from mcap.writer import CompressionType, Writer
 
 from .. import __version__
 from ..errors import InvalidMessageError, RecordingError, TactileError
-from ..messages import bfbs, decode_metadata_record
-from ..transport.base import LivelinessChange, Message, Stream, Subscription, Transport, validate_collection_id
-from . import json_channel, layout
+from ..contract import bfbs, decode_metadata_record
+from ..contract.naming import (DATA_RECORD_SCHEMA_NAME, METADATA_RECORD_SCHEMA_NAME, RECORD_ROOT, Stream, stream_key,
+                               validate_collection_id)
+from ..contract.records import peek_record_times
+from ..streams.base import LivelinessChange, Message, Subscription, Transport
+from . import json_channel, naming
 
 log = logging.getLogger(__name__)
 
@@ -65,13 +68,13 @@ class McapRecorder:
             raise RecordingError(f"cannot create {self.path}: {exc.strerror}") from exc
         try:
             self._writer = Writer(self._file, chunk_size=chunk_size, compression=_COMPRESSION[compression])
-            self._writer.start(profile=layout.PROFILE, library=f"wuji_tactile_device {__version__} (mcap {mcap.__version__})")
+            self._writer.start(profile=naming.PROFILE, library=f"wuji_tactile_device {__version__} (mcap {mcap.__version__})")
             self._schema_ids = {
-                Stream.DATA: self._writer.register_schema(layout.DATA_SCHEMA_NAME, layout.SCHEMA_ENCODING, bfbs(layout.DATA_ROOT)),
-                Stream.METADATA: self._writer.register_schema(layout.METADATA_SCHEMA_NAME, layout.SCHEMA_ENCODING,
-                                                              bfbs(layout.METADATA_ROOT)),
+                Stream.DATA: self._writer.register_schema(DATA_RECORD_SCHEMA_NAME, naming.SCHEMA_ENCODING, bfbs(RECORD_ROOT[Stream.DATA])),
+                Stream.METADATA: self._writer.register_schema(METADATA_RECORD_SCHEMA_NAME, naming.SCHEMA_ENCODING,
+                                                              bfbs(RECORD_ROOT[Stream.METADATA])),
             }
-            self._writer.add_metadata(layout.FILE_METADATA_NAME, meta)
+            self._writer.add_metadata(naming.FILE_METADATA_NAME, meta)
             self._file.flush()
         except OSError as exc:
             try:
@@ -106,7 +109,7 @@ class McapRecorder:
         validate_collection_id(collection_id)
         if collection_id in self._collections:
             raise RecordingError(f"recording {self.path}: collection {collection_id!r} is already being recorded")
-        for topic in (layout.topic_of(collection_id, Stream.DATA), layout.topic_of(collection_id, Stream.METADATA)):
+        for topic in (stream_key(collection_id, Stream.DATA), stream_key(collection_id, Stream.METADATA)):
             if topic in self._json_channels:
                 raise RecordingError(f"recording {self.path}: collection {collection_id!r} would write topic "
                                      f"{topic!r}, already an auxiliary JSON channel")
@@ -135,7 +138,7 @@ class McapRecorder:
             raise RecordingError(f"recording {self.path}: topic {topic!r} needs a schema name "
                                  "(schema_name=... or a 'title' in the schema)")
         taken = topic in self._json_channels or topic in self._contract_topics or any(
-            topic in (layout.topic_of(c, Stream.DATA), layout.topic_of(c, Stream.METADATA)) for c in self._collections)
+            topic in (stream_key(c, Stream.DATA), stream_key(c, Stream.METADATA)) for c in self._collections)
         if taken:
             raise RecordingError(f"recording {self.path}: topic {topic!r} is already recorded")
         for k, v in (metadata or {}).items():
@@ -171,7 +174,7 @@ class McapRecorder:
                                  "cannot be an MCAP time")
         payload = json_channel.encode(message, topic=topic)
         try:
-            self._writer.add_message(channel_id, log_time_ns, payload, publish_time_ns, sequence & layout.SEQUENCE_MASK)
+            self._writer.add_message(channel_id, log_time_ns, payload, publish_time_ns, sequence & naming.SEQUENCE_MASK)
         except OSError as exc:
             raise RecordingError(f"cannot write to {self.path}: {exc.strerror or exc}") from exc
         self.counters["written_json"] += 1
@@ -214,7 +217,7 @@ class McapRecorder:
             return 0
         if times is None:
             try:
-                times = layout.record_times(payload, stream)
+                times = peek_record_times(payload, stream)
             except InvalidMessageError as exc:
                 if receive_time_ns is None:
                     raise
@@ -227,13 +230,13 @@ class McapRecorder:
                                 stream.value, exc)
         ch = self._channels.get((collection_id, stream, producer_session))
         if ch is None:
-            topic = layout.topic_of(collection_id, stream)
+            topic = stream_key(collection_id, stream)
             if topic in self._json_channels:
                 raise RecordingError(f"recording {self.path}: {collection_id} {stream.value} topic {topic!r} "
                                      "is already an auxiliary JSON channel")
             ch = self._writer.register_channel(
-                topic, layout.MESSAGE_ENCODING, self._schema_ids[stream],
-                {layout.SESSION_KEY: layout.session_hex(producer_session)})
+                topic, naming.MESSAGE_ENCODING, self._schema_ids[stream],
+                {naming.SESSION_KEY: naming.session_hex(producer_session)})
             self._contract_topics.add(topic)
             self._channels[(collection_id, stream, producer_session)] = ch
         log_time, publish_time = times
@@ -241,7 +244,7 @@ class McapRecorder:
             raise RecordingError(f"{collection_id}: {stream.value} record with a negative timestamp "
                                  f"({log_time}, {publish_time}) cannot be an MCAP time")
         try:
-            self._writer.add_message(ch, log_time, payload, publish_time, sequence & layout.SEQUENCE_MASK)
+            self._writer.add_message(ch, log_time, payload, publish_time, sequence & naming.SEQUENCE_MASK)
         except OSError as exc:  # a full chunk is written here: disk full, I/O error
             raise RecordingError(f"cannot write to {self.path}: {exc.strerror or exc}") from exc
         self.counters["written_metadata" if stream is Stream.METADATA else "written_data"] += 1

@@ -28,10 +28,11 @@ import warnings
 from collections import deque
 from typing import Iterable, Iterator
 
-from ..errors import RecordingError, RecordingWarning
-from ..transport.base import (DEFAULT_QUEUE_LIMIT, Event, LivelinessChange, Message, Stream, Subscription,
-                              validate_collection_id)
-from . import layout
+from ..contract.naming import (DATA_RECORD_SCHEMA_NAME, METADATA_RECORD_SCHEMA_NAME, Stream, parse_stream_key,
+                               validate_collection_id)
+from ..errors import CollectionIdError, RecordingError, RecordingWarning
+from ..streams.base import DEFAULT_QUEUE_LIMIT, Event, LivelinessChange, Message, Subscription
+from . import naming
 from .scan import ChunkRef, FileView, RawMessage, Scan, read_chunk, scan
 
 
@@ -329,13 +330,15 @@ def streams_of(path, schemas: dict, channels: dict) -> dict[int, tuple[str, Stre
     out: dict[int, tuple[str, Stream, int]] = {}
     for ch in channels.values():
         schema = schemas.get(ch.schema_id)
-        if schema is None or schema.encoding != layout.SCHEMA_ENCODING or ch.message_encoding != layout.MESSAGE_ENCODING:
+        if schema is None or schema.encoding != naming.SCHEMA_ENCODING or ch.message_encoding != naming.MESSAGE_ENCODING:
+            continue
+        if schema.name not in (DATA_RECORD_SCHEMA_NAME, METADATA_RECORD_SCHEMA_NAME):
             continue
         try:
-            cid, stream = layout.parse_topic(ch.topic, schema.name)
-        except ValueError:
-            continue
-        raw = ch.metadata.get(layout.SESSION_KEY, "0")
+            cid, stream = parse_stream_key(ch.topic, schema.name)
+        except CollectionIdError as exc:  # a tactile schema under a name the contract refuses
+            raise RecordingError(f"{path}: channel {ch.id} ({ch.topic!r}, schema {schema.name}): {exc}") from None
+        raw = ch.metadata.get(naming.SESSION_KEY, "0")
         try:
             session = int(raw, 16)
         except ValueError:

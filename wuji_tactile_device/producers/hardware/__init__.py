@@ -1,30 +1,28 @@
-"""Real-hardware producer for the Wuji Hand 2 fingertip sensors, and a byte-exact emulator.
+"""Real-hardware producer for the Wuji Hand 2 fingertip sensors (no simulation import).
 
     device = connect_sdk_hand(side="right")              # vendor SDK (optional extra)
-    device = SdkFingertipDevice(EmulatedHand2("right"))  # or the emulated hand
+    device = SdkFingertipDevice(EmulatedHand2("right"))  # or the emulated hand (producers.emulated)
     producer = HardwareProducer(device, transport, HardwareConfig(side="right"))
     producer.run()
 
 Modules: `format` (format JSON + frame decoder), `device` (protocol + SDK adapter), `assembly`
 (five streams → ticks), `layout_metadata` (geometry → metadata, axis/sign mapping), `calibration`
 (normalized full scale), `producer`, `resultant_topic` (the device's resultants as an MCAP topic),
-`emulator`, `zero_calibration`. See docs/hardware.md.
+`zero_calibration`. The emulated hand lives in `producers.emulated`. See docs/hardware.md.
 """
 from .assembly import AssemblyCounters, TickAssembler
 from .calibration import load_full_scale, write_full_scale
 from .device import (FingertipDevice, FingertipFrame, FingertipInfo, FingertipStatus, SdkFingertipDevice,
                      connect_sdk_hand, sdk_module)
-from .emulator import EmulatedHand2
 from .format import Aggregate, SensorFormat, build_format, parse_format
-from .layout_metadata import (DEFAULT_AXIS_MAPPING, AxisMapping, device_taxel_poses, hardware_metadata,
-                              simulation_layout)
+from .layout_metadata import DEFAULT_AXIS_MAPPING, AxisMapping, device_taxel_poses, hardware_metadata
 from .producer import FingerResultant, HardwareConfig, HardwareProducer, ProducerEvent, TickResultants
 from .resultant_topic import ResultantRecorder, resultants_topic
 
 __all__ = [
-    "Aggregate", "AssemblyCounters", "AxisMapping", "DEFAULT_AXIS_MAPPING", "EmulatedHand2", "FingerResultant",
+    "Aggregate", "AssemblyCounters", "AxisMapping", "DEFAULT_AXIS_MAPPING", "FingerResultant",
     "FingertipDevice", "FingertipFrame", "FingertipInfo", "FingertipStatus", "HardwareConfig", "HardwareProducer",
     "ProducerEvent", "ResultantRecorder", "SdkFingertipDevice", "SensorFormat", "TickAssembler", "TickResultants",
     "build_format", "connect_sdk_hand", "device_taxel_poses", "hardware_metadata", "load_full_scale",
-    "parse_format", "resultants_topic", "sdk_module", "simulation_layout", "write_full_scale",
+    "parse_format", "resultants_topic", "sdk_module", "write_full_scale",
 ]

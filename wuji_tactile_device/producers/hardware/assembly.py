@@ -22,7 +22,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from ..wuji_hand2 import FINGERS
+from ...hands.wuji_hand2 import FINGERS
 from .device import FingertipFrame
 
 _U32 = 1 << 32

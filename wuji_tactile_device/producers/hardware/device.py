@@ -19,7 +19,7 @@ import time
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from ...errors import FingerOfflineError, ProducerError
-from ..wuji_hand2 import FINGERS
+from ...hands.wuji_hand2 import FINGERS
 
 #: Status values (FingertipSensorModel / FingertipSensorState compare equal to these ints).
 MODEL_STANDARD, MODEL_THUMB = 0, 1

@@ -29,9 +29,9 @@ from typing import Mapping
 import numpy as np
 
 from ...errors import ProducerError
-from ...geometry import matrix_to_quat, rpy_to_matrix
-from ...metadata import TactileMetadata
-from ..wuji_hand2 import FINGERS, lbs_metadata
+from ...contract.geometry import matrix_to_quat, rpy_to_matrix
+from ...contract import TactileMetadata
+from ...hands.wuji_hand2 import FINGERS, lbs_metadata
 from .format import SensorFormat
 
 _AXIS = {"x": 0, "y": 1, "z": 2}
@@ -128,11 +128,3 @@ def hardware_metadata(side: str, formats: Mapping[str, SensorFormat], mapping: A
     metadata = lbs_metadata(side, per_finger)
     metadata.validate()
     return metadata, sources
-
-
-def simulation_layout(side: str) -> dict[str, np.ndarray]:
-    """The simulation's pad layout as a fallback for fingers whose format declares no placement:
-    per finger (P, 7) taxel poses in tip_sensor_frame (synthetic sensing locations, not measured)."""
-    from ..sim.taxels import taxel_poses_in_distal
-
-    return dict(zip(FINGERS, taxel_poses_in_distal(side)))

@@ -25,10 +25,10 @@ from typing import Callable, Mapping, NamedTuple
 import numpy as np
 
 from ...errors import DeviceFormatError, FingerOfflineError, LayoutChangedError, ProducerError
-from ...geometry import rpy_to_matrix
-from ...publisher import TactilePublisher
-from ...transport.base import Transport
-from ..wuji_hand2 import FINGERS
+from ...contract.geometry import rpy_to_matrix
+from ...streams.publisher import TactilePublisher
+from ...streams.base import Transport
+from ...hands.wuji_hand2 import FINGERS
 from .assembly import TickAssembler
 from .calibration import SATURATION_LEVEL, load_full_scale, missing_calibration_error
 from .device import FingertipDevice, FingertipFrame, FingertipInfo

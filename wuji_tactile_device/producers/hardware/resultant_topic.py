@@ -31,7 +31,7 @@ import logging
 import math
 from typing import Any
 
-from ..wuji_hand2 import FINGERS
+from ...hands.wuji_hand2 import FINGERS
 from .producer import HardwareProducer, TickResultants
 
 log = logging.getLogger(__name__)

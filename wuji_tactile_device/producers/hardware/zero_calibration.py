@@ -10,7 +10,7 @@ import time
 from typing import Callable
 
 from ...errors import FingerOfflineError, ProducerError
-from ..wuji_hand2 import FINGERS
+from ...hands.wuji_hand2 import FINGERS
 from .device import STATE_READY, FingertipDevice
 
 UNLOADED_WARNING = ("Zero calibration: ALL five fingertip pads must be unloaded (touching nothing, "

@@ -24,7 +24,7 @@ import numpy as np
 
 from ...errors import ProducerError
 from .model import distal_body_ids
-from .taxels import IMAGE_SHAPE, pad_layouts
+from .taxels import IMAGE_SHAPE, pad_taxels
 
 
 # numpy ≥ 2.2 gufuncs: far cheaper per call than einsum on these small arrays (per-call overhead
@@ -136,7 +136,7 @@ class ContactForceModel:
     def __init__(self, model: mujoco.MjModel, side: str, object_geoms) -> None:
         self.model = model
         self.side = side
-        self.pads = pad_layouts(side)
+        self.pads = pad_taxels(side)
         self.distal_bodies = distal_body_ids(model, side)
         obj = np.asarray(list(object_geoms), dtype=np.int64)
         if obj.size == 0:

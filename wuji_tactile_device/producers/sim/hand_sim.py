@@ -11,7 +11,7 @@ import mujoco
 import numpy as np
 
 from ...errors import ProducerError
-from ..wuji_hand2 import SEGMENT_IN_DISTAL, WRIST_TO_OPENXR, hand_kinematics, matrix_to_pose
+from ...hands.wuji_hand2 import SEGMENT_IN_DISTAL, WRIST_TO_OPENXR, hand_kinematics, matrix_to_pose
 from .contact_forces import ContactForceModel, TactileReading, contact_frame_forces
 from .model import LIFT_JOINT, distal_body_ids, hand_actuator_ids, hand_qpos_adr
 

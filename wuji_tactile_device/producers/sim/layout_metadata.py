@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ...metadata import TactileMetadata
-from ..wuji_hand2 import lbs_metadata
+from ...contract import TactileMetadata
+from ...hands.wuji_hand2 import lbs_metadata
 from .taxels import taxel_poses_in_distal
 
 

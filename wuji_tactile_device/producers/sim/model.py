@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from ..wuji_hand2 import HandKinematics, hand_kinematics
+from ...hands.wuji_hand2 import HandKinematics, hand_kinematics
 
 # Link capsule radii [m], proximal, proximal_abd, middle, distal.
 FINGER_RADII = (0.0085, 0.0085, 0.0080, 0.0080)

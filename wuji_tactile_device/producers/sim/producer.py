@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from typing import Callable
 
-from ...publisher import TactilePublisher
+from ...streams.publisher import TactilePublisher
 from .contact_forces import TactileReading
 from .hand_sim import HandSimulation
 from .scenarios import FRAME_S, Scenario, ScenarioResult

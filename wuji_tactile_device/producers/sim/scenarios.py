@@ -21,10 +21,10 @@ import mujoco
 import numpy as np
 
 from ...errors import ProducerError
-from ..wuji_hand2 import FINGERS, NUM_JOINTS, hand_kinematics, link_transforms
+from ...hands.wuji_hand2 import FINGERS, NUM_ACTUATED_JOINTS, hand_kinematics, link_transforms
 from .hand_sim import HandSimulation
 from .model import SERVO, build_hand_spec
-from .taxels import pad_layouts
+from .taxels import pad_taxels
 
 GRAVITY = 9.81
 BLOCK_MASS = 0.030
@@ -93,7 +93,7 @@ def _pad_points(side: str, q: np.ndarray) -> dict[str, tuple[np.ndarray, np.ndar
     """Per finger: (pad centre on the surface, outward pad normal, distal rotation), wrist frame."""
     T = link_transforms(side, q)
     out = {}
-    for f, pad in zip(hand_kinematics(side).fingers, pad_layouts(side)):
+    for f, pad in zip(hand_kinematics(side).fingers, pad_taxels(side)):
         Td = T[f.pad_body]
         n = Td[:3, :3] @ np.array([0.0, pad.geometry.pad_side, 0.0])
         out[f.finger] = (Td[:3, :3] @ pad.pad_origin + Td[:3, 3], n, Td[:3, :3])
@@ -110,12 +110,12 @@ def _closing_directions(side: str, q: np.ndarray, joints: dict[str, list[int]],
     in free space) — in contact, moving the servo targets this way changes the pad force along
     the normal only, so loading and unloading do not drag the pad sideways (friction build-up)."""
     base = _pad_points(side, q)
-    out = np.zeros((5, NUM_JOINTS))
+    out = np.zeros((5, NUM_ACTUATED_JOINTS))
     eps = 1e-6
     for k, f in enumerate(FINGERS):
         cols = []
         for j in joints[f]:
-            dq = np.zeros(NUM_JOINTS)
+            dq = np.zeros(NUM_ACTUATED_JOINTS)
             dq[j] = eps
             cols.append((_pad_points(side, q + dq)[f][0] - base[f][0]) / eps)
         J, n = np.stack(cols, axis=1), base[f][1]
@@ -173,7 +173,7 @@ class _ForceFeedback:
 
 def _servo_kp() -> np.ndarray:
     """(20,) position-servo gains [N·m/rad] of the hand joints, firmware order."""
-    return np.array([SERVO[j % 4]["kp"] for j in range(NUM_JOINTS)])
+    return np.array([SERVO[j % 4]["kp"] for j in range(NUM_ACTUATED_JOINTS)])
 
 
 def _flex_joints(side: str) -> dict[str, list[int]]:
@@ -242,7 +242,7 @@ class PressScenario(Scenario):
     APPROACH_LIMIT = 0.075  # [N] max pad ‖F‖ before 3 s: the 0.05 N light-contact target + half of it
 
     def pregrasp(self) -> np.ndarray:
-        q = np.zeros(NUM_JOINTS)
+        q = np.zeros(NUM_ACTUATED_JOINTS)
         q[:4] = (1.2, 0.0, -0.45, -0.9)
         for i in range(1, 5):
             q[4 * i:4 * i + 4] = (0.6, 0.0, 0.65, 0.4)
@@ -364,7 +364,7 @@ class LiftScenario(Scenario):
     GAP = 0.0015
 
     def pregrasp(self) -> np.ndarray:
-        q = np.zeros(NUM_JOINTS)
+        q = np.zeros(NUM_ACTUATED_JOINTS)
         q[:4] = (1.241, -0.109, -0.082, -0.997)
         q[4:8] = (0.54, -0.2, 0.6, 0.36)
         return q
@@ -386,7 +386,7 @@ class LiftScenario(Scenario):
         mujoco.mju_mat2Quat(qm, np.ascontiguousarray(R).ravel())
         mount = np.array([0.0, 0.0, 0.25])
         spec = build_hand_spec(side, mount_pos=mount, mount_quat_wxyz=qm)
-        ri, rt = pad_layouts(side)[1].geometry.radius, pad_layouts(side)[0].geometry.radius
+        ri, rt = pad_taxels(side)[1].geometry.radius, pad_taxels(side)[0].geometry.radius
         touch_i = ci - ri * ni + ri * axis                  # capsule points whose normal is ±axis
         touch_t = ct - rt * nt - rt * axis
         thickness = float((touch_t - touch_i) @ axis) - 2 * self.GAP
@@ -481,12 +481,12 @@ def load_joint_file(path: str | Path) -> np.ndarray:
                 if rows:
                     raise ProducerError(f"playback file {str(path)!r} line {lineno}: not numbers: {line[:60]!r}") from None
                 continue  # header row
-            if len(rows[-1]) != NUM_JOINTS:
+            if len(rows[-1]) != NUM_ACTUATED_JOINTS:
                 raise ProducerError(f"playback file {str(path)!r} line {lineno}: {len(rows[-1])} values, "
-                                    f"need {NUM_JOINTS} joint angles in firmware order")
-        q = np.array(rows, dtype=np.float64).reshape(-1, NUM_JOINTS)
-    if q.ndim != 2 or q.shape[1] != NUM_JOINTS or q.shape[0] == 0:
-        raise ProducerError(f"playback file {str(path)!r}: need rows of {NUM_JOINTS} angles, got shape {q.shape}")
+                                    f"need {NUM_ACTUATED_JOINTS} joint angles in firmware order")
+        q = np.array(rows, dtype=np.float64).reshape(-1, NUM_ACTUATED_JOINTS)
+    if q.ndim != 2 or q.shape[1] != NUM_ACTUATED_JOINTS or q.shape[0] == 0:
+        raise ProducerError(f"playback file {str(path)!r}: need rows of {NUM_ACTUATED_JOINTS} angles, got shape {q.shape}")
     if not np.all(np.isfinite(q)):
         raise ProducerError(f"playback file {str(path)!r}: non-finite joint angle in row {int(np.argwhere(~np.isfinite(q))[0, 0])}")
     return q
@@ -519,7 +519,7 @@ class PlaybackScenario(Scenario):
         return sim
 
     def control(self, sim: HandSimulation, t: float) -> None:
-        q = np.array([np.interp(t + FRAME_S, self.times, self.joints[:, j]) for j in range(NUM_JOINTS)])
+        q = np.array([np.interp(t + FRAME_S, self.times, self.joints[:, j]) for j in range(NUM_ACTUATED_JOINTS)])
         self.q_target = q
         sim.set_joint_targets(q)
 

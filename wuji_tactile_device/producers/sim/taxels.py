@@ -10,7 +10,7 @@ Frames (all in the distal body frame, right-handed):
 - taxel frame: +Z = outward surface normal, +X = the direction toward the fingertip (distal −z)
   projected on the tangent plane, +Y = Z × X;
 - pad frame (resultants, force images): the distal segment's OpenXR joint axes, the same frame
-  as the metadata's segment bind pose and `wuji_tactile_device.pads`: +Z along the bone toward
+  as the metadata's segment bind pose and `wuji_tactile_device.contract.pads`: +Z along the bone toward
   the wrist (distal +z), +Y toward the nail (away from the pad), +X = Y × Z; origin at the pad
   centre on the surface. Pressing the pad gives a resultant Fy > 0 (the force pushes the pad
   toward the nail).
@@ -22,7 +22,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..wuji_hand2 import FINGERS, TAXELS_PER_FINGER
+from ...hands.wuji_hand2 import FINGERS, TAXELS_PER_FINGER
 from .model import FingerGeometry, distal_geometry
 
 PAD_TOP_Z = -0.005           # pad's proximal edge in the distal frame [m]
@@ -81,7 +81,7 @@ def nearest_neighbour_spacing(points: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class PadLayout:
+class PadTaxels:
     """One pad's taxels and force-image grid, in the distal body frame [m]."""
 
     finger: str
@@ -136,7 +136,7 @@ def _image_grid(g: FingerGeometry) -> tuple[np.ndarray, np.ndarray]:
 
 
 @lru_cache(maxsize=4)
-def pad_layouts(side: str) -> tuple[PadLayout, ...]:
+def pad_taxels(side: str) -> tuple[PadTaxels, ...]:
     """The five pad layouts of one hand (thumb → pinky); deterministic."""
     out = []
     for fi, (finger, count) in enumerate(zip(FINGERS, TAXELS_PER_FINGER)):
@@ -161,16 +161,16 @@ def pad_layouts(side: str) -> tuple[PadLayout, ...]:
             a.setflags(write=False)
         spacing = nearest_neighbour_spacing(p)
         spacing.setflags(write=False)
-        out.append(PadLayout(finger=finger, geometry=g, positions=p, rotations=rot, pad_rotation=R_pad,
+        out.append(PadTaxels(finger=finger, geometry=g, positions=p, rotations=rot, pad_rotation=R_pad,
                              pad_origin=origin, nn_spacing=spacing, pixel_positions=pix, pixel_valid=valid))
     return tuple(out)
 
 
 def taxel_poses_in_distal(side: str) -> list[np.ndarray]:
     """Per finger (thumb → pinky), (n, 7) taxel poses (x y z qx qy qz qw) in the distal frame."""
-    from ..wuji_hand2 import matrix_to_pose
+    from ...hands.wuji_hand2 import matrix_to_pose
     out = []
-    for pad in pad_layouts(side):
+    for pad in pad_taxels(side):
         T = np.tile(np.eye(4), (len(pad.positions), 1, 1))
         T[:, :3, :3] = pad.rotations
         T[:, :3, 3] = pad.positions
@@ -181,4 +181,4 @@ def taxel_poses_in_distal(side: str) -> list[np.ndarray]:
 def spacing_summary(side: str) -> dict[str, tuple[float, float, float]]:
     """Nearest-neighbour spacing (min, median, max) [mm] per pad."""
     return {p.finger: (1e3 * float(p.nn_spacing.min()), 1e3 * float(np.median(p.nn_spacing)),
-                       1e3 * float(p.nn_spacing.max())) for p in pad_layouts(side)}
+                       1e3 * float(p.nn_spacing.max())) for p in pad_taxels(side)}

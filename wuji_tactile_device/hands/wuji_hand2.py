@@ -3,7 +3,7 @@
 Shared by the simulated hand (`producers/sim`) and the hardware producer, so the metadata both
 publish (segment and taxel bind poses in the OpenXR wrist frame) comes from one function.
 
-Source: FACTS §2 (the right hand's URDF/MJCF numbers). The left hand is the right hand mirrored
+Source: the right hand's URDF/MJCF numbers, restated in docs/kinematics.md. The left hand is the right hand mirrored
 through the wrist's xz-plane (y → −y): positions (x, −y, z), rotations S·R·S with S = diag(1,−1,1)
 (quaternion (w, x, y, z) → (w, −x, y, −z)), hinge axes as pseudovectors −S·a (flexion (1,0,0) →
 (−1,0,0), abduction (0,1,0) unchanged); joint ranges are unchanged because the same angle gives
@@ -31,13 +31,16 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from ..contract.geometry import pose_compose, pose_from_matrix, quat_to_matrix
+from ..contract.joints import FINGERS, HandJoint
+from ..contract.metadata import TactileMetadata
 from ..errors import ProducerError
 
 SIDES = ("right", "left")
-FINGERS = ("thumb", "index", "middle", "ring", "pinky")
 #: Taxels per pad, in FINGERS order (thumb 40, others 34; 176 in all).
 TAXELS_PER_FINGER = (40, 34, 34, 34, 34)
-NUM_JOINTS = 20
+#: Actuated joints of the hand (4 per finger), the length of a joint-angle vector `q`.
+NUM_ACTUATED_JOINTS = 20
 
 #: Name stem of each finger's bodies/joints/sites in the Wuji description (`r_` / `l_` prefixed).
 FINGER_STEM = {"thumb": "thumb", "index": "index_finger", "middle": "middle_finger",
@@ -187,14 +190,12 @@ def hand_kinematics(side: str) -> HandKinematics:
                           fingers=tuple(fingers))
 
 
-# --- small rotation helpers (local so this module needs only numpy) -------------------------------
+# --- transforms: 4×4 homogeneous matrices here, (7,) poses at the contract boundary -------------
 
 def _quat_wxyz_to_matrix(q) -> np.ndarray:
+    """Rotation of a MuJoCo-style (w, x, y, z) quaternion (normalised first)."""
     w, x, y, z = np.asarray(q, dtype=np.float64) / np.linalg.norm(q)
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+    return quat_to_matrix((x, y, z, w))
 
 
 def _axis_angle_matrix(axis, angle: float) -> np.ndarray:
@@ -204,35 +205,9 @@ def _axis_angle_matrix(axis, angle: float) -> np.ndarray:
 
 
 def matrix_to_pose(T: np.ndarray) -> np.ndarray:
-    """4×4 homogeneous transform → (7,) pose x y z qx qy qz qw with qw ≥ 0."""
-    R = T[:3, :3]
-    tr = np.trace(R)
-    if tr > 0:
-        s = 2.0 * np.sqrt(tr + 1.0)
-        w, x, y, z = 0.25 * s, (R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s, (R[1, 0] - R[0, 1]) / s
-    elif R[0, 0] > R[1, 1] and R[0, 0] > R[2, 2]:
-        s = 2.0 * np.sqrt(1.0 + R[0, 0] - R[1, 1] - R[2, 2])
-        w, x, y, z = (R[2, 1] - R[1, 2]) / s, 0.25 * s, (R[0, 1] + R[1, 0]) / s, (R[0, 2] + R[2, 0]) / s
-    elif R[1, 1] > R[2, 2]:
-        s = 2.0 * np.sqrt(1.0 + R[1, 1] - R[0, 0] - R[2, 2])
-        w, x, y, z = (R[0, 2] - R[2, 0]) / s, (R[0, 1] + R[1, 0]) / s, 0.25 * s, (R[1, 2] + R[2, 1]) / s
-    else:
-        s = 2.0 * np.sqrt(1.0 + R[2, 2] - R[0, 0] - R[1, 1])
-        w, x, y, z = (R[1, 0] - R[0, 1]) / s, (R[0, 2] + R[2, 0]) / s, (R[1, 2] + R[2, 1]) / s, 0.25 * s
-    q = np.array([x, y, z, w])
-    q /= np.linalg.norm(q)
-    if q[3] < 0:
-        q = -q
-    return np.concatenate([T[:3, 3], q])
-
-
-def pose_to_matrix_4x4(pose) -> np.ndarray:
-    """(7,) pose x y z qx qy qz qw → 4×4 homogeneous transform."""
-    pose = np.asarray(pose, dtype=np.float64)
-    T = np.eye(4)
-    T[:3, :3] = _quat_wxyz_to_matrix((pose[6], pose[3], pose[4], pose[5]))
-    T[:3, 3] = pose[:3]
-    return T
+    """4×4 homogeneous transform(s) `(..., 4, 4)` → pose(s) `(..., 7)` x y z qx qy qz qw, qw ≥ 0."""
+    T = np.asarray(T, dtype=np.float64)
+    return pose_from_matrix(T[..., :3, :3], T[..., :3, 3])
 
 
 def _rigid(R: np.ndarray, t) -> np.ndarray:
@@ -252,10 +227,10 @@ SEGMENT_IN_DISTAL = {"right": _RZ_PI, "left": np.eye(4)}
 
 def _as_q(q: Sequence[float] | np.ndarray | None) -> np.ndarray:
     if q is None:
-        return np.zeros(NUM_JOINTS)
+        return np.zeros(NUM_ACTUATED_JOINTS)
     q = np.asarray(q, dtype=np.float64)
-    if q.shape != (NUM_JOINTS,):
-        raise ProducerError(f"joint angles must be {NUM_JOINTS} values in firmware order, got shape {q.shape}")
+    if q.shape != (NUM_ACTUATED_JOINTS,):
+        raise ProducerError(f"joint angles must be {NUM_ACTUATED_JOINTS} values in firmware order, got shape {q.shape}")
     if not np.all(np.isfinite(q)):
         raise ProducerError(f"joint angles must be finite, got {q.tolist()}")
     return q
@@ -277,16 +252,6 @@ def link_transforms(side: str, q=None) -> dict[str, np.ndarray]:
     return out
 
 
-def distal_poses_in_wrist(side: str, q=None) -> dict[str, np.ndarray]:
-    """Pose (7,) of each finger's distal body (= `<finger>_tip_sensor_frame`, the frame the SDK's
-    `base_xyz`/`base_rpy` refer to) in the hand's OpenXR wrist frame, keyed by FINGERS.
-    `q`: 20 angles [rad] in firmware order; None = the open-hand bind configuration."""
-    Tw = WRIST_TO_OPENXR[_check_side(side)]
-    links = link_transforms(side, q)
-    kin = hand_kinematics(side)
-    return {f.finger: matrix_to_pose(Tw @ links[f.pad_body]) for f in kin.fingers}
-
-
 def segment_poses_in_wrist(side: str, q=None) -> dict[str, np.ndarray]:
     """Pose (7,) of each finger's distal *segment* in the OpenXR wrist frame, in the OpenXR
     joint-local convention (+Z away from the fingertip, +Y toward the nail at the open hand).
@@ -298,18 +263,10 @@ def segment_poses_in_wrist(side: str, q=None) -> dict[str, np.ndarray]:
     return {f.finger: matrix_to_pose(Tw @ links[f.pad_body] @ S) for f in kin.fingers}
 
 
-def _distal_joints():
-    from ..messages import HandJoint
-    return {"thumb": HandJoint.THUMB_DISTAL, "index": HandJoint.INDEX_DISTAL,
-            "middle": HandJoint.MIDDLE_DISTAL, "ring": HandJoint.RING_DISTAL,
-            "pinky": HandJoint.LITTLE_DISTAL}
-
-
-def __getattr__(name: str):
-    # DISTAL_JOINTS needs the core's HandJoint; resolved lazily so the kinematics import alone.
-    if name == "DISTAL_JOINTS":
-        return _distal_joints()
-    raise AttributeError(name)
+#: The OpenXR joint of each finger's distal segment (the segment its pad rides on).
+DISTAL_JOINTS = {"thumb": HandJoint.THUMB_DISTAL, "index": HandJoint.INDEX_DISTAL,
+                 "middle": HandJoint.MIDDLE_DISTAL, "ring": HandJoint.RING_DISTAL,
+                 "pinky": HandJoint.LITTLE_DISTAL}
 
 
 def taxel_poses_in_wrist(side: str, taxel_poses_in_distal: Mapping[str, np.ndarray] | Sequence[np.ndarray],
@@ -347,20 +304,11 @@ def _per_finger(taxel_poses) -> list[np.ndarray]:
 
 
 def _compose_poses(T: np.ndarray, poses: np.ndarray) -> np.ndarray:
-    """Left-compose a 4×4 transform with (n, 7) poses (vectorised)."""
-    x, y, z, w = poses[:, 3], poses[:, 4], poses[:, 5], poses[:, 6]
-    # quaternion of T
-    qT = matrix_to_pose(T)[3:]
-    ax, ay, az, aw = qT
-    qx = aw * x + ax * w + ay * z - az * y
-    qy = aw * y - ax * z + ay * w + az * x
-    qz = aw * z + ax * y - ay * x + az * w
-    qw = aw * w - ax * x - ay * y - az * z
-    q = np.stack([qx, qy, qz, qw], axis=1)
-    q /= np.linalg.norm(q, axis=1, keepdims=True)
-    q[q[:, 3] < 0] *= -1.0
-    p = poses[:, :3] @ T[:3, :3].T + T[:3, 3]
-    return np.concatenate([p, q], axis=1)
+    """Left-compose a 4×4 transform with (n, 7) poses; quaternions returned with qw ≥ 0."""
+    out = pose_compose(matrix_to_pose(T), poses)
+    out[..., 3:] /= np.linalg.norm(out[..., 3:], axis=-1, keepdims=True)
+    out[out[:, 6] < 0, 3:] *= -1.0
+    return out
 
 
 def lbs_metadata(side: str, taxel_poses_in_distal: Mapping[str, np.ndarray] | Sequence[np.ndarray]):
@@ -371,10 +319,8 @@ def lbs_metadata(side: str, taxel_poses_in_distal: Mapping[str, np.ndarray] | Se
     taxels: `taxel_poses_in_distal` (per finger, (n_f, 7), in the distal body = tip_sensor_frame)
     carried to the same wrist frame and configuration; rigid weights (1, 0, 0, 0), the segment
     index repeated in all four slots."""
-    from ..metadata import TactileMetadata
-
     per_finger = _per_finger(taxel_poses_in_distal)
-    joints = _distal_joints()
+    joints = DISTAL_JOINTS
     seg = segment_poses_in_wrist(side)
     segment_bind = np.stack([seg[f] for f in FINGERS])
     taxel_bind = taxel_poses_in_wrist(side, per_finger)

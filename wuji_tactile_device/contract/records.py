@@ -1,44 +1,34 @@
-"""The contract's wire messages: encode with the FlatBuffers builder, decode as verified,
-zero-copy numpy views.
+"""The contract's data records: `TactileDataArray` / `TactileDataArrayRecord` encode with the
+FlatBuffers builder's bytes and decode as verified, zero-copy numpy views; the shared
+`DeviceDataTimestamp`; the size limits every producer and consumer agrees on; the binary schemas.
 
 Hot paths (force records) write vectors in bulk and read them with one `np.frombuffer` after the
-bounds check in `verifier`; the generated per-element accessors are never used here.
+bounds check in `flatbuf`; the generated per-element accessors are never used here.
 Forces are `(N, 3)` float32 newtons in each taxel's own axes (+Z outward normal).
 """
 from __future__ import annotations
 
-import enum
 import struct
 from functools import lru_cache
 from importlib import resources
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import flatbuffers
 import numpy as np
 
-from . import verifier
-from .errors import DataLayoutError, InvalidMessageError
-from .generated.core import HandJoint as _GeneratedHandJoint
+from ..errors import DataLayoutError, InvalidMessageError
+from . import flatbuf
+from .naming import DATA_FILE_IDENTIFIER, DATA_RECORD_FILE_IDENTIFIER, RECORD_FILE_IDENTIFIER, RECORD_ROOT, Stream
 
-if TYPE_CHECKING:
-    from .metadata import TactileMetadata
+#: Largest force record a tracker accepts by default [bytes]. A 176-taxel record is 2 184 B
+#: (176 × 12 B forces + 72 B of tables, timestamp and FlatBuffer overhead); 8 KiB leaves 3.75×
+#: headroom (up to 676 taxels) while bounding what one message can make the consumer read.
+DEFAULT_MAX_FLATBUFFER_SIZE = 8 * 1024
 
-#: OpenXR hand joints; values equal Isaac Teleop's `isaacteleop.schema.HandJoint`.
-#: Built from the generated schema enum, so schema/hand.fbs stays the single source.
-HandJoint = enum.IntEnum(  # type: ignore[misc]
-    "HandJoint",
-    [(k, v) for k, v in vars(_GeneratedHandJoint.HandJoint).items() if k.isupper()],
-    module=__name__,
-)
-HandJoint.__doc__ = "OpenXR hand joint ids (PALM=0, WRIST=1, ... LITTLE_TIP=25); NUM_JOINTS=26 is a count, not a joint."
-NUM_JOINTS = int(HandJoint.NUM_JOINTS)
-
-DATA_FILE_IDENTIFIER = b"TDAT"
-DATA_RECORD_FILE_IDENTIFIER = b"TDAR"
-METADATA_FILE_IDENTIFIER = b"TMET"
-METADATA_RECORD_FILE_IDENTIFIER = b"TMER"
-DATA_RECORD_SCHEMA_NAME = "core.TactileDataArrayRecord"
-METADATA_RECORD_SCHEMA_NAME = "core.TactileMetadataRecord"
+#: Largest metadata record a tracker accepts [bytes]. Metadata costs ~53 B per taxel (pose 28 B,
+#: 4 × u16 indices, 4 × f32 weights) plus 28 B per segment: a 176-taxel hand is ≈ 9.4 kB.
+#: 256 KiB fits ~4 900 taxels (a whole-hand skin), and bounds the one-off decode + validate cost.
+TRACKER_METADATA_MAX_SIZE = 256 * 1024
 
 _BFBS_FILES = {
     "TactileDataArray": "tactile_array.bfbs",
@@ -73,16 +63,17 @@ class TactileRecord(NamedTuple):
     timestamp: DeviceDataTimestamp
 
 
-class MetadataRecord(NamedTuple):
-    """A decoded `TactileMetadataRecord` (not yet validated: call `metadata.validate()`)."""
-
-    metadata: "TactileMetadata"
-    timestamp: DeviceDataTimestamp
-
-
 _TIMESTAMP = struct.Struct("<qqq")
 _FORCE_SIZE = 12  # struct TaxelForce { fx, fy, fz: float }
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def all_finite(forces: np.ndarray) -> bool:
+    """True if every component of a force array is finite (element-wise, ~1.5 µs for 176 taxels).
+
+    Deliberately not a faster sum-based test: summing raises numpy overflow / invalid-value
+    warnings for huge or mixed ±inf values, which under `-W error` would replace the typed error."""
+    return bool(np.isfinite(forces).all())
 
 
 def as_force_array(forces: object) -> np.ndarray:
@@ -95,7 +86,7 @@ def as_force_array(forces: object) -> np.ndarray:
     return np.ascontiguousarray(arr, dtype=np.float32)
 
 
-def _timestamp_values(timestamp: DeviceDataTimestamp) -> tuple[int, int, int]:
+def timestamp_values(timestamp: DeviceDataTimestamp) -> tuple[int, int, int]:
     if len(timestamp) != 3:
         raise DataLayoutError(f"a DeviceDataTimestamp has 3 fields, got {timestamp!r}")
     values = tuple(int(v) for v in timestamp)
@@ -121,7 +112,7 @@ def _force_table(builder: flatbuffers.Builder, forces: np.ndarray) -> int:
     return builder.EndObject()
 
 
-def _prepend_timestamp(builder: flatbuffers.Builder, values: tuple[int, int, int]) -> int:
+def prepend_timestamp(builder: flatbuffers.Builder, values: tuple[int, int, int]) -> int:
     builder.Prep(8, 24)
     builder.PrependInt64(values[2])
     builder.PrependInt64(values[1])
@@ -139,11 +130,13 @@ class _Layout(NamedTuple):
     tail: bytes  # structural bytes after the forces
 
 
-# Verified record layouts by total length, for the decode fast path (see decode_tactile_record).
-_RECORD_LAYOUTS_BY_SIZE: dict[int, _Layout] = {}
+#: Largest taxel count whose record layout the decode fast path builds (a layout holds a template
+#: of the record's size; at most `_LAYOUT_CACHE` are kept, so this bounds the cache's memory).
+_FAST_PATH_MAX_TAXELS = 4096
+_LAYOUT_CACHE = 16
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=_LAYOUT_CACHE)
 def _layout(num_taxels: int, record: bool) -> _Layout:
     """The byte layout of a data message with `num_taxels` taxels, made by the FlatBuffers Builder.
 
@@ -155,7 +148,7 @@ def _layout(num_taxels: int, record: bool) -> _Layout:
     data = _force_table(builder, zeros)
     if record:
         builder.StartObject(2)
-        builder.PrependStructSlot(1, _prepend_timestamp(builder, (0, 0, 0)), 0)
+        builder.PrependStructSlot(1, prepend_timestamp(builder, (0, 0, 0)), 0)
         builder.PrependUOffsetTRelativeSlot(0, data, 0)
         builder.Finish(builder.EndObject(), DATA_RECORD_FILE_IDENTIFIER)
     else:
@@ -163,19 +156,26 @@ def _layout(num_taxels: int, record: bool) -> _Layout:
     template = bytes(builder.Output())
     n = len(template)
     if record:
-        rec = verifier.root(template, n, DATA_RECORD_FILE_IDENTIFIER, "TactileDataArrayRecord")
-        ts_pos = verifier.field(rec, 1, 24, 8, "timestamp")
-        table = verifier.subtable(template, n, rec, 0, "data")
+        rec = flatbuf.root(template, n, DATA_RECORD_FILE_IDENTIFIER, "TactileDataArrayRecord")
+        ts_pos = flatbuf.field(rec, 1, 24, 8, "timestamp")
+        table = flatbuf.subtable(template, n, rec, 0, "data")
     else:
-        ts_pos, table = -1, verifier.root(template, n, DATA_FILE_IDENTIFIER, "TactileDataArray")
-    start, _ = verifier.vector(template, n, table, 0, _FORCE_SIZE, "forces")  # type: ignore[arg-type, misc]
+        ts_pos, table = -1, flatbuf.root(template, n, DATA_FILE_IDENTIFIER, "TactileDataArray")
+    start, _ = flatbuf.vector(template, n, table, 0, _FORCE_SIZE, "forces")  # type: ignore[arg-type, misc]
     end = start + 12 * num_taxels
     head_end = ts_pos if record else start
-    layout = _Layout(template, start, ts_pos, num_taxels, template[:head_end],
-                     template[ts_pos + 24 : start] if record else b"", template[end:])
-    if record and len(_RECORD_LAYOUTS_BY_SIZE) < 256:
-        _RECORD_LAYOUTS_BY_SIZE[n] = layout
-    return layout
+    return _Layout(template, start, ts_pos, num_taxels, template[:head_end],
+                   template[ts_pos + 24 : start] if record else b"", template[end:])
+
+
+def _record_layout_for_size(n: int) -> _Layout | None:
+    """The Builder's record layout that has exactly `n` bytes, if any (a pure function of n: every
+    record of N taxels has the same size, and sizes of different N differ by 12-byte steps)."""
+    num_taxels, rest = divmod(n - _RECORD_OVERHEAD, _FORCE_SIZE)
+    if rest or not 0 <= num_taxels <= _FAST_PATH_MAX_TAXELS:
+        return None
+    layout = _layout(num_taxels, True)
+    return layout if len(layout.template) == n else None
 
 
 def encode_tactile_data(forces: object) -> bytes:
@@ -193,7 +193,7 @@ def encode_tactile_record(forces: object, timestamp: DeviceDataTimestamp) -> byt
     arr = as_force_array(forces)
     layout = _layout(arr.shape[0], True)
     out = bytearray(layout.template)
-    _TIMESTAMP.pack_into(out, layout.timestamp_pos, *_timestamp_values(timestamp))
+    _TIMESTAMP.pack_into(out, layout.timestamp_pos, *timestamp_values(timestamp))
     if arr.size:
         out[layout.forces_pos : layout.forces_pos + arr.nbytes] = memoryview(arr).cast("B")
     return bytes(out)
@@ -204,8 +204,8 @@ def tactile_record_size(num_taxels: int) -> int:
     return len(encode_tactile_record(np.zeros((num_taxels, 3), np.float32), DeviceDataTimestamp(0, 0, 0)))
 
 
-def _forces_view(buf, n: int, data: verifier.Table) -> np.ndarray:
-    vec = verifier.vector(buf, n, data, 0, _FORCE_SIZE, "forces")
+def _forces_view(buf, n: int, data: flatbuf.Table) -> np.ndarray:
+    vec = flatbuf.vector(buf, n, data, 0, _FORCE_SIZE, "forces")
     if vec is None:
         raise InvalidMessageError(f"{data.name}.forces: required field is missing")
     start, count = vec
@@ -217,12 +217,12 @@ def _forces_view(buf, n: int, data: verifier.Table) -> np.ndarray:
 
 def decode_tactile_data(buf: bytes, *, max_size: int | None = None) -> np.ndarray:
     """Verify and decode a `TactileDataArray`: `(N, 3)` float32 [N], a read-only view of `buf`."""
-    n = verifier.check_size(buf, max_size, "TactileDataArray")
-    return _forces_view(buf, n, verifier.root(buf, n, DATA_FILE_IDENTIFIER, "TactileDataArray"))
+    n = flatbuf.check_size(buf, max_size, "TactileDataArray")
+    return _forces_view(buf, n, flatbuf.root(buf, n, DATA_FILE_IDENTIFIER, "TactileDataArray"))
 
 
-def _timestamp(buf, t: verifier.Table) -> DeviceDataTimestamp:
-    pos = verifier.field(t, 1, 24, 8, "timestamp")
+def read_timestamp(buf, t: flatbuf.Table) -> DeviceDataTimestamp:
+    pos = flatbuf.field(t, 1, 24, 8, "timestamp")
     if not pos:
         raise InvalidMessageError(f"{t.name}.timestamp: required field is missing")
     return DeviceDataTimestamp._make(_TIMESTAMP.unpack_from(buf, pos))
@@ -230,10 +230,10 @@ def _timestamp(buf, t: verifier.Table) -> DeviceDataTimestamp:
 
 def decode_tactile_record(buf: bytes, *, max_size: int | None = None) -> TactileRecord:
     """Verify and decode a `TactileDataArrayRecord`; forces are a read-only view of `buf`."""
-    n = verifier.check_size(buf, max_size, "TactileDataArrayRecord")
+    n = flatbuf.check_size(buf, max_size, "TactileDataArrayRecord")
     # Fast path: a buffer whose every structural byte (all but the force and timestamp payload,
     # which are free-form floats and int64s) equals a layout verified before is itself valid.
-    layout = _RECORD_LAYOUTS_BY_SIZE.get(n)
+    layout = _record_layout_for_size(n)
     if layout is not None:
         ts, fp = layout.timestamp_pos, layout.forces_pos
         if buf[:ts] == layout.head and buf[ts + 24 : fp] == layout.middle and buf[n - len(layout.tail):] == layout.tail:
@@ -246,39 +246,27 @@ def decode_tactile_record(buf: bytes, *, max_size: int | None = None) -> Tactile
 
 def _decode_record_full(buf, n: int) -> TactileRecord:
     """The full bounds-checking walk of a data record (any FlatBuffers writer's layout)."""
-    rec = verifier.root(buf, n, DATA_RECORD_FILE_IDENTIFIER, "TactileDataArrayRecord")
-    timestamp = _timestamp(buf, rec)
-    data = verifier.subtable(buf, n, rec, 0, "data")
+    rec = flatbuf.root(buf, n, DATA_RECORD_FILE_IDENTIFIER, "TactileDataArrayRecord")
+    timestamp = read_timestamp(buf, rec)
+    data = flatbuf.subtable(buf, n, rec, 0, "data")
     if data is None:
         raise InvalidMessageError("TactileDataArrayRecord.data: required field is missing")
-    forces = _forces_view(buf, n, data)
-    if n not in _RECORD_LAYOUTS_BY_SIZE:
-        _layout(forces.shape[0], True)  # learn this size's layout for the fast path
-    return TactileRecord(forces, timestamp)
+    return TactileRecord(_forces_view(buf, n, data), timestamp)
 
 
-def encode_metadata_record(metadata: "TactileMetadata", timestamp: DeviceDataTimestamp) -> bytes:
-    """Encode metadata and its timestamp as a `TactileMetadataRecord` FlatBuffer."""
-    from .metadata import build_metadata_table
+def peek_record_times(payload, stream: Stream) -> tuple[int, int]:
+    """(available_time, sample_time) [ns] of a data or metadata record, read in place without
+    decoding the rest (for indexing recordings). Bounds-checked: raises `InvalidMessageError` when
+    the root, the identifier or the `timestamp` field is out of bounds, absent or of the other type."""
+    what = RECORD_ROOT[stream]
+    n = flatbuf.check_size(payload, None, what)
+    rec = flatbuf.root(payload, n, RECORD_FILE_IDENTIFIER[stream], what)
+    pos = flatbuf.field(rec, 1, 24, 8, "timestamp")
+    if not pos:
+        raise InvalidMessageError(f"{what}.timestamp: required field is missing")
+    return _TWO_I64.unpack_from(payload, pos)
 
-    values = _timestamp_values(timestamp)
-    builder = flatbuffers.Builder(1024)
-    data = build_metadata_table(builder, metadata)
-    builder.StartObject(2)
-    builder.PrependStructSlot(1, _prepend_timestamp(builder, values), 0)
-    builder.PrependUOffsetTRelativeSlot(0, data, 0)
-    builder.Finish(builder.EndObject(), METADATA_RECORD_FILE_IDENTIFIER)
-    return bytes(builder.Output())
 
-
-def decode_metadata_record(buf: bytes, *, max_size: int | None = None) -> MetadataRecord:
-    """Verify and decode a `TactileMetadataRecord`. The metadata is not validated here."""
-    from .metadata import read_metadata_table
-
-    n = verifier.check_size(buf, max_size, "TactileMetadataRecord")
-    rec = verifier.root(buf, n, METADATA_RECORD_FILE_IDENTIFIER, "TactileMetadataRecord")
-    timestamp = _timestamp(buf, rec)
-    data = verifier.subtable(buf, n, rec, 0, "data")
-    if data is None:
-        raise InvalidMessageError("TactileMetadataRecord.data: required field is missing")
-    return MetadataRecord(read_metadata_table(buf, n, data), timestamp)
+_TWO_I64 = struct.Struct("<qq")
+#: Bytes of a data record beyond its forces (tables, timestamp, FlatBuffer overhead).
+_RECORD_OVERHEAD = len(_layout(0, True).template)

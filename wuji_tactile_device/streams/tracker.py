@@ -29,32 +29,15 @@ from typing import Iterator, NamedTuple, Protocol
 
 import numpy as np
 
-from .errors import (DataLayoutError, InvalidMessageError, MetadataMismatchError, MetadataValidationError,
-                     NonFiniteForceError, TactileError)
-from .messages import DeviceDataTimestamp, MetadataRecord, decode_metadata_record, decode_tactile_record
-from .metadata import TactileMetadata
-from .transport.base import (DEFAULT_QUEUE_LIMIT, Event, LivelinessChange, Message, Stream, Subscription,
-                             validate_collection_id)
-
-#: Largest force record a tracker accepts by default [bytes]. A 176-taxel record is 2 184 B
-#: (176 × 12 B forces + 72 B of tables, timestamp and FlatBuffer overhead); 8 KiB leaves 3.75×
-#: headroom (up to 676 taxels) while bounding what one message can make the consumer read.
-DEFAULT_MAX_FLATBUFFER_SIZE = 8 * 1024
-
-#: Largest metadata record a tracker accepts [bytes]. Metadata costs ~53 B per taxel (pose 28 B,
-#: 4 × u16 indices, 4 × f32 weights) plus 28 B per segment: a 176-taxel hand is ≈ 9.4 kB.
-#: 256 KiB fits ~4 900 taxels (a whole-hand skin), and bounds the one-off decode + validate cost.
-TRACKER_METADATA_MAX_SIZE = 256 * 1024
+from ..contract.metadata import MetadataRecord, TactileMetadata, decode_metadata_record
+from ..contract.naming import Stream, validate_collection_id
+from ..contract.records import (DEFAULT_MAX_FLATBUFFER_SIZE, TRACKER_METADATA_MAX_SIZE, DeviceDataTimestamp, all_finite,
+                                decode_tactile_record)
+from ..errors import (DataLayoutError, InvalidMessageError, MetadataMismatchError, MetadataValidationError,
+                      NonFiniteForceError, TactileError)
+from .base import DEFAULT_QUEUE_LIMIT, Event, LivelinessChange, Message, Subscription
 
 ERROR_POLICIES = ("raise", "drop")
-
-
-def all_finite(forces: np.ndarray) -> bool:
-    """True if every component of a force array is finite (element-wise, ~1.5 µs for 176 taxels).
-
-    Deliberately not a faster sum-based test: summing raises numpy overflow / invalid-value
-    warnings for huge or mixed ±inf values, which under `-W error` would replace the typed error."""
-    return bool(np.isfinite(forces).all())
 
 
 class TactileFrame(NamedTuple):
@@ -287,7 +270,7 @@ class TactileTracker:
             self.counters.rejected += 1
             error = MetadataMismatchError(
                 f"collection {self.collection_id!r}: producer session {message.producer_session:016x} "
-                f"sent metadata that differs from the adopted layout ({_describe_difference(self._metadata, record.metadata)}); "
+                f"sent metadata that differs from the adopted layout ({self._metadata.difference(record.metadata)}); "
                 "adopted layout kept, that session's data withheld")
             self.counters.last_error = str(error)
             raise error
@@ -363,19 +346,3 @@ def _in_context(exc: TactileError, context: str) -> TactileError:
         return type(exc)(f"{context}: {exc}")
     except TypeError:  # a subclass with a different constructor: keep the original
         return exc
-
-
-def _describe_difference(adopted: TactileMetadata, other: TactileMetadata) -> str:
-    """Name the first field that differs between two layouts."""
-    if adopted.num_taxels != other.num_taxels or adopted.num_segments != other.num_segments:
-        return (f"{other.num_segments} segments / {other.num_taxels} taxels vs adopted "
-                f"{adopted.num_segments} / {adopted.num_taxels}")
-    if tuple(adopted.joint_ids) != tuple(other.joint_ids):
-        return f"joint ids {[int(j) for j in other.joint_ids]} vs adopted {[int(j) for j in adopted.joint_ids]}"
-    for name in ("segment_bind_poses", "taxel_bind_poses", "segment_indices", "segment_weights"):
-        a, b = np.asarray(getattr(adopted, name)), np.asarray(getattr(other, name))
-        diff = np.argwhere(a != b)
-        if len(diff):
-            row = int(diff[0][0])
-            return f"{name} row {row}: {b[row].tolist()} vs adopted {a[row].tolist()}"
-    return "encoded fields differ"

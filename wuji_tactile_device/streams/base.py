@@ -2,56 +2,20 @@
 its consumers. Small on purpose; implementations: in-process bus, Zenoh, MCAP replay (a source).
 
 A collection `tactile/right` has two streams, keyed `tactile/right` (force records) and
-`tactile/right/metadata` (metadata records). Every message carries the id of the producer
+`tactile/right/metadata` (metadata records; see `contract.naming`). Every message carries the id of the producer
 session that sent it and a per-stream sequence number, so consumers can tell restarts and gaps.
 Consumers pull: `Subscription.drain()` returns what has arrived, in arrival order.
 """
 from __future__ import annotations
 
-import enum
-import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Union
 
-from ..errors import TransportError
+from ..contract.naming import Stream
 
 #: Events a subscription holds before it starts dropping (dropped events are counted).
 DEFAULT_QUEUE_LIMIT = 10_000
-
-METADATA_SUFFIX = "/metadata"
-_SEGMENT = re.compile(r"^[A-Za-z0-9_.\-]+$")
-
-
-class Stream(enum.Enum):
-    """Which of a collection's two streams a message belongs to."""
-
-    DATA = "data"  # TactileDataArrayRecord
-    METADATA = "metadata"  # TactileMetadataRecord
-
-
-def validate_collection_id(collection_id: str) -> str:
-    """Return `collection_id` if it is usable as a key (`tactile/right`), else raise TransportError.
-
-    Rules: '/'-separated non-empty segments of letters, digits, '_', '-', '.'; no wildcards; the
-    last segment must not be `metadata` (that key belongs to the metadata stream)."""
-    if not isinstance(collection_id, str) or not collection_id:
-        raise TransportError(f"collection id must be a non-empty string, got {collection_id!r}")
-    segments = collection_id.split("/")
-    bad = [s for s in segments if not _SEGMENT.match(s)]
-    if bad:
-        raise TransportError(
-            f"collection id {collection_id!r}: segment {bad[0]!r} is not allowed "
-            "(segments are non-empty and use only letters, digits, '_', '-', '.')")
-    if segments[-1] == "metadata":
-        raise TransportError(f"collection id {collection_id!r} must not end in '/metadata' (reserved for the metadata stream)")
-    return collection_id
-
-
-def stream_key(collection_id: str, stream: Stream) -> str:
-    """The key (topic) of one stream: `<collection_id>` or `<collection_id>/metadata`."""
-    return collection_id + METADATA_SUFFIX if stream is Stream.METADATA else collection_id
-
 
 @dataclass(frozen=True, slots=True)
 class Message:

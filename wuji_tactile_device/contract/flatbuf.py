@@ -11,7 +11,7 @@ from __future__ import annotations
 import struct
 from typing import NamedTuple
 
-from .errors import InvalidMessageError, MessageTooLargeError
+from ..errors import InvalidMessageError, MessageTooLargeError
 
 _U32 = struct.Struct("<I").unpack_from
 _I32 = struct.Struct("<i").unpack_from

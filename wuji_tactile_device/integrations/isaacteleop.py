@@ -26,7 +26,7 @@ from typing import Any, Iterator, NamedTuple
 
 import numpy as np
 
-from .errors import DataLayoutError, TactileError
+from ..errors import DataLayoutError, TactileError
 
 ISAACTELEOP_EXTRA = "pip install 'wuji-tactile-device[isaacteleop]'"
 
@@ -43,15 +43,12 @@ try:
         DLDataType, HandInput, HandInputIndex, NDArrayType, TactileVector)
 except ImportError as _exc:  # the optional extra is missing
     raise MissingIsaacTeleopError(
-        "wuji_tactile_device.retargeting needs Isaac Teleop's retargeting engine (package "
+        "wuji_tactile_device.integrations.isaacteleop needs Isaac Teleop's retargeting engine (package "
         f"'isaacteleop'), which is not installed: {ISAACTELEOP_EXTRA}") from _exc
 
-from . import geometry
-from .messages import HandJoint
-from .metadata import TactileMetadata
-from .pads import NUM_PADS, pad_layout, pad_resultants
-from .tracker import DEFAULT_MAX_FLATBUFFER_SIZE, TactileFrame, TactileTracker
-from .transport.base import validate_collection_id
+from ..contract import ARRAY_FIELDS, DEFAULT_MAX_FLATBUFFER_SIZE, HandJoint, TactileMetadata, geometry, validate_collection_id
+from ..contract.pads import NUM_PADS, pad_layout, pad_resultants
+from ..streams.tracker import TactileFrame, TactileTracker
 
 #: `TactileSource.poll_tracker` withholds the newest frame once no new one arrived for this long
 #: [s]: ten periods of a 100 Hz producer.
@@ -91,26 +88,22 @@ def TactileLayout(num_segments: int, num_taxels: int) -> TensorGroupType:
     - `segment_weights` `(N, 4)` float32: LBS weights (sum 1 per taxel).
     Poses are x, y, z [m], qx, qy, qz, qw. The wire format stores float32, so float32 here is exact.
     """
-    j, n = num_segments, num_taxels
-    f32 = dict(dtype=DLDataType.FLOAT, dtype_bits=32)
-    i32 = dict(dtype=DLDataType.INT, dtype_bits=32)
-    return TensorGroupType(f"tactile_layout_{j}x{n}", [
-        NDArrayType("segment_joint_ids", shape=(j,), **i32),
-        NDArrayType("segment_bind_poses", shape=(j, 7), **f32),
-        NDArrayType("taxel_bind_poses", shape=(n, 7), **f32),
-        NDArrayType("segment_indices", shape=(n, 4), **i32),
-        NDArrayType("segment_weights", shape=(n, 4), **f32),
+    rows = {"segments": num_segments, "taxels": num_taxels}
+    return TensorGroupType(f"tactile_layout_{num_segments}x{num_taxels}", [
+        NDArrayType("segment_joint_ids", shape=(num_segments,), **_GRAPH_DTYPE["index"]),
+        *(NDArrayType(f.name, shape=(rows[f.rows], f.width), **_GRAPH_DTYPE[f.kind]) for f in ARRAY_FIELDS),
     ])
 
 
-class TactileLayoutIndex(IntEnum):
-    """Tensor positions inside a `TactileLayout` group."""
+#: Graph dtype of each metadata array kind (indices as int32; poses and weights float32, as on the wire).
+_GRAPH_DTYPE = {"pose": dict(dtype=DLDataType.FLOAT, dtype_bits=32), "weight": dict(dtype=DLDataType.FLOAT, dtype_bits=32),
+                "index": dict(dtype=DLDataType.INT, dtype_bits=32)}
+_NUMPY_DTYPE = {"pose": np.float32, "weight": np.float32, "index": np.int32}
 
-    SEGMENT_JOINT_IDS = 0
-    SEGMENT_BIND_POSES = 1
-    TAXEL_BIND_POSES = 2
-    SEGMENT_INDICES = 3
-    SEGMENT_WEIGHTS = 4
+#: Tensor positions inside a `TactileLayout` group: SEGMENT_JOINT_IDS, then one per metadata array
+#: (SEGMENT_BIND_POSES, TAXEL_BIND_POSES, SEGMENT_INDICES, SEGMENT_WEIGHTS).
+TactileLayoutIndex = IntEnum("TactileLayoutIndex", ["SEGMENT_JOINT_IDS", *(f.name.upper() for f in ARRAY_FIELDS)],
+                             start=0, module=__name__)
 
 
 class TactileSample(NamedTuple):
@@ -141,10 +134,7 @@ def layout_from_metadata(metadata: TactileMetadata) -> tuple[np.ndarray, ...]:
     """The five `TactileLayout` arrays of a metadata (new, read-only, contiguous)."""
     arrays = (
         np.asarray([int(j) for j in metadata.joint_ids], dtype=np.int32),
-        np.ascontiguousarray(metadata.segment_bind_poses, dtype=np.float32),
-        np.ascontiguousarray(metadata.taxel_bind_poses, dtype=np.float32),
-        np.ascontiguousarray(metadata.segment_indices, dtype=np.int32),
-        np.ascontiguousarray(metadata.segment_weights, dtype=np.float32),
+        *(np.ascontiguousarray(getattr(metadata, f.name), dtype=_NUMPY_DTYPE[f.kind]) for f in ARRAY_FIELDS),
     )
     for a in arrays:
         a.flags.writeable = False
@@ -392,7 +382,7 @@ class TaxelSkinning(BaseRetargeter):
 class PadForceMagnitude(BaseRetargeter):
     """Magnitude of each finger pad's resultant force, thumb … pinky, `TactileVector(5)` [N].
 
-    Each taxel force is rotated into its pad frame (see `wuji_tactile_device.pads`) and summed
+    Each taxel force is rotated into its pad frame (see `wuji_tactile_device.contract.pads`) and summed
     per pad; the output is the Euclidean norm of that resultant — frame-invariant, so it feeds
     Isaac Teleop's `TactileVectorToFingerPower` directly.
 
@@ -427,7 +417,7 @@ class PadForceMagnitude(BaseRetargeter):
         # The layout is static per producer session: reuse the precomputed rotations while the
         # same arrays (TactileSource caches them per metadata) keep arriving.
         if self._pads is None or any(a is not b for a, b in zip(self._pads[0], arrays)):
-            self._pads = (arrays, pad_layout(*arrays))
+            self._pads = (arrays, pad_layout(TactileMetadata(*arrays)))
         return self._pads[1]
 
     def _compute_fn(self, inputs: RetargeterIO, outputs: RetargeterIO, context) -> None:

@@ -14,11 +14,12 @@ import time
 
 import numpy as np
 
-from .errors import DataLayoutError, MessageTooLargeError, NonFiniteForceError, TransportError
-from .messages import DeviceDataTimestamp, encode_metadata_record, encode_tactile_record, tactile_record_size
-from .metadata import TactileMetadata
-from .tracker import DEFAULT_MAX_FLATBUFFER_SIZE, TRACKER_METADATA_MAX_SIZE, all_finite
-from .transport.base import ProducerLink, Stream, Transport, validate_collection_id
+from ..contract.metadata import TactileMetadata, encode_metadata_record
+from ..contract.naming import Stream, validate_collection_id
+from ..contract.records import (DEFAULT_MAX_FLATBUFFER_SIZE, TRACKER_METADATA_MAX_SIZE, DeviceDataTimestamp, all_finite,
+                                encode_tactile_record, tactile_record_size)
+from ..errors import DataLayoutError, MessageTooLargeError, NonFiniteForceError, TransportError
+from .base import ProducerLink, Transport
 
 _U64 = (1 << 64) - 1
 

@@ -38,9 +38,10 @@ from typing import Any
 
 import zenoh
 
+from ..contract.naming import Stream, stream_key, validate_collection_id
 from ..errors import TransportError
-from .base import (DEFAULT_QUEUE_LIMIT, Event, LivelinessChange, Message, ProducerLink, Stream,
-                   Subscription, Transport, stream_key, validate_collection_id)
+from .base import (DEFAULT_QUEUE_LIMIT, Event, LivelinessChange, Message, ProducerLink,
+                   Subscription, Transport)
 
 #: The loopback port the default configuration listens on (first process) and connects to.
 DEFAULT_PORT = 7447

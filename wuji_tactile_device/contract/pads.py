@@ -9,7 +9,7 @@ using the taxel's bind orientation relative to that segment (`R_pad⁻¹ · R_ta
 rigid attachment), then summed. Per-axis force conservation holds exactly in this frame.
 
 Used by `plot` (the resultant panels) and by the retargeting nodes (per-finger force magnitude);
-it needs only numpy and the core geometry.
+it needs only numpy and the contract's geometry.
 """
 from __future__ import annotations
 
@@ -17,31 +17,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .errors import DataLayoutError
+from ..errors import DataLayoutError
 from .geometry import quat_to_matrix
-from .messages import HandJoint
+from .joints import FINGER_OF_JOINT, FINGERS, NUM_FINGERS, HandJoint
 from .metadata import TactileMetadata
 
-#: Finger pads in the contract's order (and Isaac Teleop's `FingerIndex` order).
-FINGERS = ("thumb", "index", "middle", "ring", "pinky")
-NUM_PADS = len(FINGERS)
-
-# OpenXR joint id ranges per finger (HandJoint): thumb 2-5, index 6-10, middle 11-15, ring 16-20,
-# little 21-25. PALM (0) and WRIST (1) belong to no finger.
-_FINGER_OF_JOINT = np.full(int(HandJoint.NUM_JOINTS), -1, dtype=np.int64)
-_FINGER_OF_JOINT[2:6] = 0
-_FINGER_OF_JOINT[6:11] = 1
-_FINGER_OF_JOINT[11:16] = 2
-_FINGER_OF_JOINT[16:21] = 3
-_FINGER_OF_JOINT[21:26] = 4
-
-
-def finger_of_joint(joint: int) -> int:
-    """Finger index (0 thumb … 4 pinky) of an OpenXR hand joint, -1 for PALM and WRIST."""
-    joint = int(joint)
-    if not 0 <= joint < int(HandJoint.NUM_JOINTS):
-        raise ValueError(f"{joint} is not a hand joint id (0..{int(HandJoint.NUM_JOINTS) - 1})")
-    return int(_FINGER_OF_JOINT[joint])
+NUM_PADS = NUM_FINGERS
 
 
 class PadLayout(NamedTuple):
@@ -63,21 +44,20 @@ class PadLayout(NamedTuple):
     resultant_matrix: np.ndarray
 
 
-def pad_layout(joint_ids, segment_bind_poses: np.ndarray, taxel_bind_poses: np.ndarray,
-               segment_indices: np.ndarray, segment_weights: np.ndarray) -> PadLayout:
-    """Group taxels into finger pads (by each taxel's heaviest segment slot) and precompute the
-    rotations into each pad frame. Raises `DataLayoutError` naming the taxel when a taxel's
-    heaviest segment is not a finger joint (PALM/WRIST): such a layout has no finger pads."""
-    joint_ids = np.asarray([int(j) for j in joint_ids], dtype=np.int64)
-    segment_bind_poses = np.asarray(segment_bind_poses, dtype=np.float64)
-    taxel_bind_poses = np.asarray(taxel_bind_poses, dtype=np.float64)
-    segment_indices = np.asarray(segment_indices, dtype=np.int64)
-    segment_weights = np.asarray(segment_weights, dtype=np.float64)
+def pad_layout(metadata: TactileMetadata) -> PadLayout:
+    """Group a layout's taxels into finger pads (by each taxel's heaviest segment slot) and
+    precompute the rotations into each pad frame. Raises `DataLayoutError` naming the taxel when a
+    taxel's heaviest segment is not a finger joint (PALM/WRIST): such a layout has no finger pads."""
+    joint_ids = np.asarray([int(j) for j in metadata.joint_ids], dtype=np.int64)
+    segment_bind_poses = metadata.segment_bind_poses.astype(np.float64)
+    taxel_bind_poses = metadata.taxel_bind_poses.astype(np.float64)
+    segment_indices = metadata.segment_indices
+    segment_weights = metadata.segment_weights
     n = taxel_bind_poses.shape[0]
 
     rows = np.arange(n)
     main_segment = segment_indices[rows, np.argmax(segment_weights, axis=1)]  # (N,)
-    pad_of_taxel = _FINGER_OF_JOINT[joint_ids[main_segment]]
+    pad_of_taxel = FINGER_OF_JOINT[joint_ids[main_segment]]
     orphans = np.flatnonzero(pad_of_taxel < 0)
     if orphans.size:
         k = int(orphans[0])
@@ -102,19 +82,6 @@ def pad_layout(joint_ids, segment_bind_poses: np.ndarray, taxel_bind_poses: np.n
     one_hot = (pad_of_taxel[None, :] == np.arange(NUM_PADS)[:, None]).astype(np.float64)
     matrix = np.einsum("pn,nij->pinj", one_hot, taxel_to_pad).reshape(NUM_PADS * 3, n * 3)
     return PadLayout(pad_of_taxel, pad_segment, taxel_to_pad, taxel_pad_positions, one_hot, matrix)
-
-
-def pad_layout_of(metadata: TactileMetadata) -> PadLayout:
-    """`pad_layout` of a `TactileMetadata`."""
-    return pad_layout(metadata.joint_ids, metadata.segment_bind_poses, metadata.taxel_bind_poses,
-                      metadata.segment_indices, metadata.segment_weights)
-
-
-def forces_in_pad_frame(layout: PadLayout, forces: np.ndarray) -> np.ndarray:
-    """Rotate taxel forces `(..., N, 3)` [N, taxel axes] into their pad frames `(..., N, 3)`."""
-    forces = np.asarray(forces, dtype=np.float64)
-    _check_count(layout, forces)
-    return np.einsum("nij,...nj->...ni", layout.taxel_to_pad, forces)
 
 
 def pad_resultants(layout: PadLayout, forces: np.ndarray) -> np.ndarray:

@@ -11,9 +11,10 @@ import threading
 import time
 from collections import deque
 
+from ..contract.naming import Stream, stream_key, validate_collection_id
 from ..errors import TransportError
-from .base import (DEFAULT_QUEUE_LIMIT, Event, LivelinessChange, Message, ProducerLink, Stream,
-                   Subscription, Transport, validate_collection_id)
+from .base import (DEFAULT_QUEUE_LIMIT, Event, LivelinessChange, Message, ProducerLink,
+                   Subscription, Transport)
 
 
 class _InProcSubscription(Subscription):

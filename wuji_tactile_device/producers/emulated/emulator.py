@@ -23,14 +23,15 @@ import json
 import zlib
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from ..wuji_hand2 import FINGERS
-from .device import MODEL_STANDARD, MODEL_THUMB, STATE_CALIBRATING, STATE_READY, EmulatedNodeOfflineError, sdk_module
-from .format import FIELD_TYPES, Mounting, build_format
-from .layout_metadata import DEFAULT_AXIS_MAPPING, AxisMapping
+from ...contract.geometry import matrix_to_rpy
+from ...contract.joints import FINGERS
+from ..hardware.device import MODEL_STANDARD, MODEL_THUMB, STATE_CALIBRATING, STATE_READY, EmulatedNodeOfflineError, sdk_module
+from ..hardware.format import FIELD_TYPES, Mounting, build_format
+from ..hardware.layout_metadata import DEFAULT_AXIS_MAPPING, AxisMapping
 
 #: Newton firmware: i16 raw × 0.001 N (±32.767 N per axis).
 NEWTON_SCALE = 0.001
@@ -40,16 +41,6 @@ AGGREGATE_SCALE = 0.01
 TEMPERATURE_SCALE = 0.01
 #: Full scale per device axis [N] the emulated normalized firmware divides by (fx, fy, fz).
 DEFAULT_FULL_SCALE = (5.0, 5.0, 10.0)
-
-
-def matrix_to_rpy(R: np.ndarray) -> np.ndarray:
-    """Inverse of R = Rz(yaw)·Ry(pitch)·Rx(roll), vectorised over leading axes: (..., 3) rad."""
-    R = np.asarray(R, dtype=np.float64)
-    pitch = np.arcsin(np.clip(-R[..., 2, 0], -1.0, 1.0))
-    lock = np.abs(R[..., 2, 0]) > 1.0 - 1e-12  # pitch = ±90°: only roll − yaw is defined; yaw := 0
-    roll = np.where(lock, np.arctan2(-R[..., 1, 2], R[..., 1, 1]), np.arctan2(R[..., 2, 1], R[..., 2, 2]))
-    yaw = np.where(lock, 0.0, np.arctan2(R[..., 1, 0], R[..., 0, 0]))
-    return np.stack([roll, pitch, yaw], axis=-1)
 
 
 class _Header(NamedTuple):
@@ -191,14 +182,14 @@ class EmulatedHand2:
                  positions: bool = True, axis_mapping: AxisMapping = DEFAULT_AXIS_MAPPING,
                  accessors: str = "named", full_scale=DEFAULT_FULL_SCALE, rate_hz: float = 100.0,
                  serial_number: str | None = None, start_time_us: int = 3_600_000_000, queue_limit: int = 256,
-                 calibration_ticks: int = 10, pad_layouts=None):
+                 calibration_ticks: int = 10, pad_taxels=None):
         if firmware not in ("newton", "normalized"):
             raise ValueError(f"firmware must be 'newton' or 'normalized', got {firmware!r}")
         if accessors not in ("named", "indexed", "both"):
             raise ValueError(f"accessors must be 'named', 'indexed' or 'both', got {accessors!r}")
-        if pad_layouts is None:
-            from ..sim.taxels import pad_layouts as sim_pad_layouts
-            pad_layouts = sim_pad_layouts(side)
+        if pad_taxels is None:
+            from ..sim.taxels import pad_taxels as sim_pad_taxels
+            pad_taxels = sim_pad_taxels(side)
         self.side = side
         self.firmware = firmware
         self.rate_hz = float(rate_hz)
@@ -215,7 +206,7 @@ class EmulatedHand2:
         self._header = sdk.FrameHeader if sdk is not None else _Header
         self._pads: list[_Pad] = []
         start = 0
-        for layout in pad_layouts:
+        for layout in pad_taxels:
             n = len(layout.positions)
             R_base = np.asarray(layout.pad_rotation, dtype=np.float64)
             origin = np.asarray(layout.pad_origin, dtype=np.float64)
@@ -421,22 +412,3 @@ class EmulatedHand2:
                 s = s * self.full_scale
             step[pad.taxels] = np.abs(self._map) @ s
         return step
-
-
-def simulation_forces(side: str, scenario: str = "press", *, seed: int = 0, duration_s: float | None = None,
-                      playback_file=None, playback_rate: float = 100.0) -> Iterator[np.ndarray]:
-    """The simulation's per-tick taxel forces (176, 3) [N, taxel axes, force on the taxel] for one
-    scenario run, 100 Hz of simulation time — exactly what the simulated producer publishes. Stops
-    at the scenario's end or after `duration_s` of simulation time, whichever is first."""
-    from ..sim.scenarios import FRAME_S, make_scenario
-
-    sc = make_scenario(scenario, playback_file=playback_file, playback_rate=playback_rate)
-    sim = sc.build(side, seed)
-    frames = sc.num_frames if duration_s is None else min(sc.num_frames, int(round(duration_s / FRAME_S)))
-    for i in range(frames):
-        t = i * FRAME_S
-        sc.control(sim, t)
-        sim.step_frame()
-        reading = sim.read()
-        sc.observe(sim, reading, t + FRAME_S)
-        yield reading.taxel_forces

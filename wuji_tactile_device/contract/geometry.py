@@ -6,14 +6,10 @@ maps local into reference coordinates: `p_ref = R(q) p_local + t`. `pose_compose
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
-from .errors import DataLayoutError
-
-if TYPE_CHECKING:
-    from .metadata import TactileMetadata
+from ..errors import DataLayoutError
+from .metadata import TactileMetadata
 
 IDENTITY_POSE = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
 
@@ -113,6 +109,17 @@ def rpy_to_matrix(rpy: object) -> np.ndarray:
     m[..., 2, 1] = cp * sr
     m[..., 2, 2] = cp * cr
     return m
+
+
+def matrix_to_rpy(m: object) -> np.ndarray:
+    """Inverse of `rpy_to_matrix`: roll, pitch, yaw `(..., 3)` [rad] of rotations `(..., 3, 3)`.
+    At pitch = ±90° only roll − yaw is defined; yaw is then set to 0."""
+    m = _f64(m)
+    pitch = np.arcsin(np.clip(-m[..., 2, 0], -1.0, 1.0))
+    lock = np.abs(m[..., 2, 0]) > 1.0 - 1e-12
+    roll = np.where(lock, np.arctan2(-m[..., 1, 2], m[..., 1, 1]), np.arctan2(m[..., 2, 1], m[..., 2, 2]))
+    yaw = np.where(lock, 0.0, np.arctan2(m[..., 1, 0], m[..., 0, 0]))
+    return np.stack([roll, pitch, yaw], axis=-1)
 
 
 def pose_from_matrix(rotation: object, translation: object) -> np.ndarray:
