@@ -86,7 +86,7 @@ def test_frames_with_the_sdks_real_frame_header():
 
 
 def test_payload_given_as_list_of_ints_is_accepted():
-    # the SDK stubs declare FingertipSensorData.data as list[int]; FACTS says bytes-like
+    # the SDK stubs declare FingertipSensorData.data as list[int]; the vendor contract (docs/device-contract.md) says bytes-like
     emu = EmulatedHand2("right")
     dev = SdkFingertipDevice(emu)
     dev.open_streams()

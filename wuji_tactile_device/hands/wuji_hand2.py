@@ -57,7 +57,7 @@ JOINT_KINDS = ("flex", "abd", "flex", "flex")
 _FLEX_AXIS_RIGHT = (1.0, 0.0, 0.0)
 _ABD_AXIS = (0.0, 1.0, 0.0)
 
-# Right hand, FACTS §2: (pos in parent [m], quat w x y z, joint range [rad]) per link.
+# Right hand (docs/kinematics.md): (pos in parent [m], quat w x y z, joint range [rad]) per link.
 _IDENTITY_WXYZ = (1.0, 0.0, 0.0, 0.0)
 _FINGER_ABD = ((0.0, -0.001201, -0.0145), _IDENTITY_WXYZ, (-0.698, 0.698))
 _RIGHT_TABLE: dict[str, tuple] = {
@@ -96,7 +96,7 @@ _RIGHT_TABLE: dict[str, tuple] = {
 _TIP_SITE_RIGHT = {"thumb": (0.0, 0.0, -0.02978), "index": (0.0, 0.0, -0.02475),
                    "middle": (0.0, 0.0, -0.02475), "ring": (0.0, 0.0, -0.02475),
                    "pinky": (0.0, 0.0, -0.02475)}
-#: Body masses [kg] (FACTS §2; the thumb's proximal/abd/middle take the finger values — the source
+#: Body masses [kg] (docs/kinematics.md; the thumb's proximal/abd/middle take the finger values — the source
 #: gives only its distal and pad masses).
 MASSES = {"wrist": 0.2323, "proximal": 0.0116, "proximal_abd": 0.0339, "middle": 0.0212,
           "distal": 0.005, "pad": 0.003, "thumb_distal": 0.0109, "thumb_pad": 0.0063}

@@ -1,6 +1,6 @@
 """TactileTracker: the metadata-first consumer of one collection (live transport or MCAP replay).
 
-Rules (DESIGN "Tracker semantics"):
+Rules (docs/streams.md, "Tracker semantics"):
 - the first valid metadata is adopted and kept for the tracker's life; `get_metadata()` returns it;
 - force frames of a producer session are withheld until that session's metadata has been
   confirmed (equal to the adopted layout); frames that arrive before are dropped and counted in

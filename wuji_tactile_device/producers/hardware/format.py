@@ -6,7 +6,7 @@ points of `point_stride` bytes each (fields fx, fy, fz at byte offsets), then an
 `aggregate_stride` bytes (the finger resultant fx, fy, fz [N] and temperature [°C]). Values are
 little-endian, `value = raw × scale` (scale defaults to 1). Optional placement keys give each
 point's position [m] and axes in the sensor module frame and the module's pose in the finger's
-`tip_sensor_frame` (= distal link). See FACTS §1 and docs/hardware.md.
+`tip_sensor_frame` (= distal link). See docs/device-contract.md and docs/hardware.md.
 
 `parse_format` refuses anything it cannot interpret exactly (unknown version, encoding, type or
 unit, mixed point units, fields outside the stride, a partial mounting pose), naming the finger

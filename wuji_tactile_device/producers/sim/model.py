@@ -1,7 +1,7 @@
 """The simulated Wuji Hand 2, built procedurally with `mujoco.MjSpec` (no files needed).
 
 Bodies, joints, actuators and sites carry the real Wuji names (`r_`/`l_` prefix) and the
-kinematics of `producers/wuji_hand2.py` (FACTS §2). Collision geometry is primitive: a palm box
+kinematics of `hands/wuji_hand2.py` (docs/kinematics.md). Collision geometry is primitive: a palm box
 (76 × 35 × 88 mm spanning z +7 … −81 mm of the wrist body) and one capsule per finger link
 (radius 8.5 / 8.5 / 8.0 / 8.0 mm proximal → distal; thumb 10.5 / 10.5 / 9.5 / 9.5 mm). The distal
 capsule ends at the fingertip (26.5 mm below the DIP axis; thumb 31 mm below IP), and its palm
