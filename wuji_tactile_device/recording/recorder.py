@@ -30,9 +30,11 @@ from ..contract.naming import (DATA_RECORD_SCHEMA_NAME, METADATA_RECORD_SCHEMA_N
 from ..contract.records import peek_record_times
 from ..streams.base import LivelinessChange, Message, Subscription, Transport
 from . import json_channel, naming
+from .clock_anchor import ANCHOR_PERIOD_S, CLOCK_ANCHOR_METADATA_NAME, anchor_metadata, sample_clock_anchor
 
 log = logging.getLogger(__name__)
 
+_ANCHOR_PERIOD_NS = int(ANCHOR_PERIOD_S * 1e9)
 _COMPRESSION = {"zstd": CompressionType.ZSTD, "lz4": CompressionType.LZ4, "none": CompressionType.NONE}
 
 
@@ -75,6 +77,7 @@ class McapRecorder:
                                                               bfbs(RECORD_ROOT[Stream.METADATA])),
             }
             self._writer.add_metadata(naming.FILE_METADATA_NAME, meta)
+            self._last_anchor_ns = self._write_clock_anchor()
             self._file.flush()
         except OSError as exc:
             try:
@@ -312,9 +315,22 @@ class McapRecorder:
         return False
 
     def maybe_flush(self) -> None:
-        """Flush if the flush period has elapsed since the last flush."""
-        if self._pending and time.monotonic_ns() - self._last_flush >= self._flush_period_ns:
+        """Flush if the flush period has elapsed since the last flush; write a clock anchor when
+        `ANCHOR_PERIOD_S` has elapsed since the last one."""
+        now = time.monotonic_ns()
+        if now - self._last_anchor_ns >= _ANCHOR_PERIOD_NS:
+            try:
+                self._last_anchor_ns = self._write_clock_anchor()
+            except OSError as exc:
+                raise RecordingError(f"cannot write to {self.path}: {exc.strerror or exc}") from exc
+        if self._pending and now - self._last_flush >= self._flush_period_ns:
             self.flush()
+
+    def _write_clock_anchor(self) -> int:
+        """Write a clock anchor metadata record (`recording.clock_anchor`); return its monotonic time."""
+        anchor = sample_clock_anchor()
+        self._writer.add_metadata(CLOCK_ANCHOR_METADATA_NAME, anchor_metadata(anchor))
+        return anchor.monotonic_ns
 
     def flush(self) -> None:
         """Close the open chunk and hand it to the OS (and to the disk with `fsync=True`)."""
@@ -336,6 +352,7 @@ class McapRecorder:
         for sub in self._subscriptions:
             sub.close()
         try:
+            self._write_clock_anchor()  # brackets the end, for long recordings with a slewing clock
             self._writer.finish()
             self._file.flush()
             if self._fsync:
