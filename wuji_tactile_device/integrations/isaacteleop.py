@@ -53,7 +53,7 @@ from ..contract import ARRAY_FIELDS, DEFAULT_MAX_FLATBUFFER_SIZE, HandJoint, Tac
 from ..contract.pads import NUM_PADS, pad_layout, pad_resultants
 from ..streams.tracker import TactileFrame, TactileTracker
 
-#: `TactileSource.poll_tracker` withholds the newest frame once no new one arrived for this long
+#: `TactileSource` (live stepping) withholds the newest frame once no new one arrived for this long
 #: [s]: ten periods of a 100 Hz producer.
 DEFAULT_STALE_AFTER_S = 0.1
 
