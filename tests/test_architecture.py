@@ -24,7 +24,7 @@ ALLOWED = {
     "recording": {"errors", "contract", "streams", ""},
     "hands": {"errors", "contract"},
     "producers": {"errors", "contract", "streams", "recording", "hands", ""},
-    "integrations": {"errors", "contract", "streams", "recording", "hands", ""},
+    "integrations": {"errors", "contract", "streams", "recording", "hands", "producers", ""},
     "plot": {"errors", "contract", "streams", "recording", "hands", ""},
     "demo": {"errors", "contract", ""},
     "benchmarks": {"errors", "contract", "streams", "recording", "hands", "producers", ""},
