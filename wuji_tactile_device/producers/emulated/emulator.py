@@ -305,6 +305,7 @@ class _Pad:
     inject: deque | None = None
     frame_digest: int | None = None  # fault: frames carry this digest instead of the info's
     period_us: float = 10_000.0  # this module's own sampling period (its clock, drift included)
+    rate_hz: float = 100.0  # the rate its info announces (drift not included)
     phase_us: float = 0.0
     jitter_us: float = 0.0
     next_us: float = 0.0  # nominal time of its next sample, emulator-internal clock
@@ -382,6 +383,7 @@ class EmulatedHand2:
         self.num_taxels = start
         self._time_us = int(start_time_us)
         for pad in self._pads:
+            pad.rate_hz = self.rate_hz
             pad.period_us = 1e6 / self.rate_hz
             pad.next_us = self._time_us + pad.period_us
         self._clock_offset_us = 0
@@ -435,7 +437,7 @@ class EmulatedHand2:
         if not pad.online:
             raise self._offline_error(pad.finger)
         return EmulatedInfo(self._header(pad.seq, self.device_time_us, f"{self.side}_{pad.finger}_tip_sensor_frame"),
-                            pad.digest, "wuji-emulated-fingertip", 0, self.rate_hz, pad.format_text)
+                            pad.digest, "wuji-emulated-fingertip", 0, pad.rate_hz, pad.format_text)
 
     def _status(self, index: int) -> EmulatedStatus:
         pad = self._pads[index]
@@ -513,6 +515,7 @@ class EmulatedHand2:
             pad.next_us = pad.next_us - pad.phase_us + phase_us
             pad.phase_us = float(phase_us)
         pad.period_us = period
+        pad.rate_hz = rate
         pad.jitter_us = float(jitter_us)
 
     def fail_next(self, call: str, error: str = "timeout", *, count: int = 1, hang_s: float = 0.5) -> None:

@@ -300,25 +300,28 @@ class TickAssembler:
         self._place_cut()
 
     def _place_cut(self) -> None:
+        """Put the window edge in the middle of the largest gap between the same-rate fingers'
+        phases. Hysteresis: the edge stays while no phase is within P/20 of it and its own gap
+        is within P/10 of the largest (each move can cost one tick)."""
         P = self._phase[self._ref].P
         if P is None:
             return
-        phases = [(t - self._g) % P for g in FINGERS
-                  if (tr := self._phase[g]).t is not None and tr.P is not None and abs(tr.P - P) <= SAME_RATE * P
-                  for t in (tr.t,)]
+        phases = sorted((tr.t - self._g) % P for tr in self._phase.values()
+                        if tr.t is not None and tr.P is not None and abs(tr.P - P) <= SAME_RATE * P)
         u = self._u
-        if u is not None:
-            margin = P / 20
-            if all(min(abs(p - u) % P, P - abs(p - u) % P) >= margin for p in phases):
-                return
         if len(phases) == 1:
             self._u = P / 2 if u is None else u
             return
-        phases.sort()
-        gaps = [(phases[i + 1] - phases[i], i) for i in range(len(phases) - 1)]
-        gaps.append((phases[0] + P - phases[-1], len(phases) - 1))
-        width, i = max(gaps)
-        self._u = ((phases[i] + width / 2) % P) or P
+        gaps = [(phases[i + 1] - phases[i], phases[i]) for i in range(len(phases) - 1)]
+        gaps.append((phases[0] + P - phases[-1], phases[-1]))
+        width, start = max(gaps)
+        if u is not None:
+            margin = P / 20
+            here = next((w for w, a in gaps if (u - a) % P < w), 0.0)  # the gap the edge sits in
+            clear = all(min((p - u) % P, (u - p) % P) >= margin for p in phases)
+            if clear and here >= width - 2 * margin:
+                return
+        self._u = ((start + width / 2) % P) or P
 
     def _index(self, m: float) -> int:
         P = self._phase[self._ref].P
@@ -364,7 +367,7 @@ class TickAssembler:
                 tick.append(e.frame)
             ts = [fr.timestamp_us for fr in tick]
             spread = max(ts) - min(ts)
-            limit = self.tolerance_us if self.tolerance_us is not None else self._phase[self._ref].P
+            limit = self.tolerance_us if self.tolerance_us is not None else self._limit()
             if spread >= limit:
                 c.skew_ticks += 1
                 for f in FINGERS:
@@ -376,6 +379,12 @@ class TickAssembler:
         if out or c.incomplete_ticks or c.skew_ticks:
             self._maybe_warn(queues)
         return out
+
+    def _limit(self) -> float:
+        """Default skew limit: one tick period — the announced one when known (deterministic),
+        else the measured one."""
+        tr = self._phase[self._ref]
+        return tr.nominal_P if tr.nominal_P is not None and abs(tr.nominal_P - tr.P) <= SAME_RATE * tr.P else tr.P
 
     def _account(self, tick, ts: list[int], spread: int) -> None:
         self.counters.ticks += 1
