@@ -140,6 +140,104 @@ class FingertipDevice(Protocol):
     def fingertip_status(self, finger: str) -> FingertipStatus: ...
     def fingertip_online(self) -> list[bool]: ...
     def open_streams(self) -> None: ...
+    def poll(self) -> list[FingertipFrame]: ...
+    def calibrate_fingertip(self) -> None: ...
+    def close(self) -> None: ...
+
+
+def _payload(data: Any) -> bytes:
+    # The SDK's `data` is bytes-like (stubs say list[int]); bytes() covers both, once per frame.
+    return data if isinstance(data, bytes) else bytes(data)
+
+
+class SdkFingertipDevice:
+    """`FingertipDevice` over a `wuji_sdk.WujiHand2` (or an object with its accessor names, such
+    as the emulator). Translates the SDK's `NodeOfflineError` into `FingerOfflineError`."""
+
+    def __init__(self, hand: Any, *, max_frames_per_poll: int = 64, owns_connection: bool = False,
+                 connector: Callable[[], Any] | None = None, policy: Any = None, identity: Any = None):
+        from .recovery import Backoff, RetryPolicy
+
+        self._hand = hand
+        self._owns_connection = owns_connection
+        self._connector = connector
+        self.policy = policy or RetryPolicy()
+        self._reconnect_backoff = Backoff(self.policy)
+        self._identity = identity
+        self._diag_sub: Any = None
+        #: Bumped by every successful reconnect: the producer re-confirms all fingers then.
+        self.generation = 0
+        self.connected = True
+        self.lost_at_ns: int | None = None
+        #: stream_errors, reconnect_attempts, reconnect_failures, reconnects, diagnostics_errors
+        self.link_counters = {"stream_errors": 0, "reconnect_attempts": 0, "reconnect_failures": 0,
+                              "reconnects": 0, "diagnostics_errors": 0}
+        self.last_reconnect_s: float | None = None
+        self._subs: dict[str, Any] = {}
+        self._max = max_frames_per_poll
+        self._offline_types = offline_error_types()
+        self._sdk_errors = sdk_error_types()
+        self.serial_number = str(getattr(hand, "serial_number", "") or "")
+        has_named = all(hasattr(hand, f"fingertip_{f}_info") for f in FINGERS)
+        if not has_named and not hasattr(hand, "get_fingertip_info"):
+            raise ProducerError(
+                f"{type(hand).__name__} has neither fingertip_<finger>_info() nor "
+                "get_fingertip_info(i); it is not a Wuji Hand 2 with fingertip sensors")
+        self._named_info = has_named
+
+    @property
+    def hand(self) -> Any:
+        """The wrapped SDK (or emulated) hand object."""
+        return self._hand
+
+    def _offline(self, finger: str, what: str, exc: BaseException) -> FingerOfflineError:
+        return FingerOfflineError((finger,), f"{finger}: fingertip module does not answer ({what}): {exc}")
+
+    def fingertip_info(self, finger: str) -> FingertipInfo:
+        """Fetch the finger's info (blocking, chunked inside the SDK)."""
+        _check_finger(finger)
+        try:
+            if self._named_info:
+                info = getattr(self._hand, f"fingertip_{finger}_info")().get()
+            else:
+                info = self._hand.get_fingertip_info(FINGERS.index(finger))
+                if not hasattr(info, "format") and hasattr(info, "get"):
+                    info = info.get()  # examples differ on whether the per-index form needs .get()
+        except self._offline_types as exc:
+            raise self._offline(finger, "info", exc) from exc
+        except self._sdk_errors as exc:
+            raise ProducerError(f"{finger}: reading the fingertip sensor info failed: {exc}") from exc
+        return FingertipInfo(finger, int(info.digest), str(info.model), int(info.device_type),
+                             float(info.rate_hz), str(info.format))
+
+    def fingertip_status(self, finger: str) -> FingertipStatus:
+        _check_finger(finger)
+        try:
+            st = getattr(self._hand, f"fingertip_{finger}_status")().get()
+        except self._offline_types as exc:
+            raise self._offline(finger, "status", exc) from exc
+        except self._sdk_errors as exc:
+            raise ProducerError(f"{finger}: reading the fingertip status failed: {exc}") from exc
+        return FingertipStatus(int(st.model), int(st.state))
+
+    def fingertip_online(self) -> list[bool]:
+        try:
+            flags = [bool(x) for x in self._hand.fingertip_online()]
+        except self._sdk_errors as exc:
+            raise ProducerError(f"reading the fingertip online flags failed: {exc}") from exc
+        if len(flags) != len(FINGERS):
+            raise ProducerError(f"fingertip_online() returned {len(flags)} flags, expected {len(FINGERS)}")
+        return flags
+
+    def open_streams(self) -> None:
+        """Subscribe to the five data streams (idempotent)."""
+        for f in FINGERS:
+            if f not in self._subs:
+                try:
+                    self._subs[f] = getattr(self._hand, f"fingertip_{f}_data")().subscribe()
+                except self._sdk_errors as exc:
+                    raise ProducerError(f"{f}: subscribing to the fingertip data stream failed: {exc}") from exc
+
     def poll(self) -> list[FingertipFrame]:
         """Everything that arrived since the last call (non-blocking), finger by finger. While
         the connection is lost (and a connector is known), returns [] and reconnects when due."""
@@ -264,119 +362,6 @@ class FingertipDevice(Protocol):
                 log.warning("hand %s: joint diagnostics unavailable: %s", self.serial_number, exc)
             self._diag_sub = None
             return None
-
-    def calibrate_fingertip(self) -> None: ...
-    def close(self) -> None: ...
-
-
-def _payload(data: Any) -> bytes:
-    # The SDK's `data` is bytes-like (stubs say list[int]); bytes() covers both, once per frame.
-    return data if isinstance(data, bytes) else bytes(data)
-
-
-class SdkFingertipDevice:
-    """`FingertipDevice` over a `wuji_sdk.WujiHand2` (or an object with its accessor names, such
-    as the emulator). Translates the SDK's `NodeOfflineError` into `FingerOfflineError`."""
-
-    def __init__(self, hand: Any, *, max_frames_per_poll: int = 64, owns_connection: bool = False,
-                 connector: Callable[[], Any] | None = None, policy: Any = None, identity: Any = None):
-        from .recovery import Backoff, RetryPolicy
-
-        self._hand = hand
-        self._owns_connection = owns_connection
-        self._connector = connector
-        self.policy = policy or RetryPolicy()
-        self._reconnect_backoff = Backoff(self.policy)
-        self._identity = identity
-        self._diag_sub: Any = None
-        #: Bumped by every successful reconnect: the producer re-confirms all fingers then.
-        self.generation = 0
-        self.connected = True
-        self.lost_at_ns: int | None = None
-        #: stream_errors, reconnect_attempts, reconnect_failures, reconnects, diagnostics_errors
-        self.link_counters = {"stream_errors": 0, "reconnect_attempts": 0, "reconnect_failures": 0,
-                              "reconnects": 0, "diagnostics_errors": 0}
-        self.last_reconnect_s: float | None = None
-        self._subs: dict[str, Any] = {}
-        self._max = max_frames_per_poll
-        self._offline_types = offline_error_types()
-        self._sdk_errors = sdk_error_types()
-        self.serial_number = str(getattr(hand, "serial_number", "") or "")
-        has_named = all(hasattr(hand, f"fingertip_{f}_info") for f in FINGERS)
-        if not has_named and not hasattr(hand, "get_fingertip_info"):
-            raise ProducerError(
-                f"{type(hand).__name__} has neither fingertip_<finger>_info() nor "
-                "get_fingertip_info(i); it is not a Wuji Hand 2 with fingertip sensors")
-        self._named_info = has_named
-
-    @property
-    def hand(self) -> Any:
-        """The wrapped SDK (or emulated) hand object."""
-        return self._hand
-
-    def _offline(self, finger: str, what: str, exc: BaseException) -> FingerOfflineError:
-        return FingerOfflineError((finger,), f"{finger}: fingertip module does not answer ({what}): {exc}")
-
-    def fingertip_info(self, finger: str) -> FingertipInfo:
-        """Fetch the finger's info (blocking, chunked inside the SDK)."""
-        _check_finger(finger)
-        try:
-            if self._named_info:
-                info = getattr(self._hand, f"fingertip_{finger}_info")().get()
-            else:
-                info = self._hand.get_fingertip_info(FINGERS.index(finger))
-                if not hasattr(info, "format") and hasattr(info, "get"):
-                    info = info.get()  # examples differ on whether the per-index form needs .get()
-        except self._offline_types as exc:
-            raise self._offline(finger, "info", exc) from exc
-        except self._sdk_errors as exc:
-            raise ProducerError(f"{finger}: reading the fingertip sensor info failed: {exc}") from exc
-        return FingertipInfo(finger, int(info.digest), str(info.model), int(info.device_type),
-                             float(info.rate_hz), str(info.format))
-
-    def fingertip_status(self, finger: str) -> FingertipStatus:
-        _check_finger(finger)
-        try:
-            st = getattr(self._hand, f"fingertip_{finger}_status")().get()
-        except self._offline_types as exc:
-            raise self._offline(finger, "status", exc) from exc
-        except self._sdk_errors as exc:
-            raise ProducerError(f"{finger}: reading the fingertip status failed: {exc}") from exc
-        return FingertipStatus(int(st.model), int(st.state))
-
-    def fingertip_online(self) -> list[bool]:
-        try:
-            flags = [bool(x) for x in self._hand.fingertip_online()]
-        except self._sdk_errors as exc:
-            raise ProducerError(f"reading the fingertip online flags failed: {exc}") from exc
-        if len(flags) != len(FINGERS):
-            raise ProducerError(f"fingertip_online() returned {len(flags)} flags, expected {len(FINGERS)}")
-        return flags
-
-    def open_streams(self) -> None:
-        """Subscribe to the five data streams (idempotent)."""
-        for f in FINGERS:
-            if f not in self._subs:
-                try:
-                    self._subs[f] = getattr(self._hand, f"fingertip_{f}_data")().subscribe()
-                except self._sdk_errors as exc:
-                    raise ProducerError(f"{f}: subscribing to the fingertip data stream failed: {exc}") from exc
-
-    def poll(self) -> list[FingertipFrame]:
-        """Everything that arrived since the last call (non-blocking), finger by finger."""
-        out: list[FingertipFrame] = []
-        for f, sub in self._subs.items():
-            for _ in range(self._max):
-                try:
-                    msg = sub.recv()
-                except self._sdk_errors as exc:
-                    raise ProducerError(f"{f}: fingertip data stream failed (device disconnected?): {exc}") from exc
-                if msg is None:
-                    break
-                h = msg.header
-                out.append(FingertipFrame(f, int(h.seq), int(h.timestamp_us), int(msg.info_digest),
-                                          _payload(msg.data), time.monotonic_ns()))
-        return out
 
     def calibrate_fingertip(self) -> None:
         try:
