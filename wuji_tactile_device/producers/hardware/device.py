@@ -251,7 +251,9 @@ class SdkFingertipDevice:
                     msg = sub.recv()
                 except self._sdk_errors as exc:
                     if self._connector is None:
-                        raise ProducerError(f"{f}: fingertip data stream failed (device disconnected?): {exc}") from exc
+                        from .recovery import DeviceDisconnectedError
+                        raise DeviceDisconnectedError(f"{f}: fingertip data stream failed (device disconnected?): {exc}; "
+                                                      "no connector to reconnect with (connect_sdk_hand gives one)") from exc
                     self._lost(f, exc)
                     return out
                 if msg is None:
