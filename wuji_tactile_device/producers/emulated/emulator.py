@@ -30,7 +30,7 @@ Behaviours of a real hand the producer must tolerate:
 
 Identity and health as the SDK reports them: `serial_number`, `handedness().get()` ('left' /
 'right'), `hw_version().get()`, `info.firmware_version`, `joint_diagnostics().subscribe()` (one
-`JointDiagnosticsFrame` look-alike per `emit`, with per-finger tactile link status).
+`JointDiagnosticsFrame` look-alike every `diagnostics_every` emits, with per-finger tactile link status).
 """
 from __future__ import annotations
 
