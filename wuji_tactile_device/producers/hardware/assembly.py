@@ -46,6 +46,9 @@ log = logging.getLogger(__name__)
 _U32 = 1 << 32
 #: Steady-state alpha-beta gains (Benedict–Bordner pair: beta = alpha² / (2 − alpha)).
 ALPHA, BETA = 0.1, 0.1 ** 2 / 1.9
+_STEADY = 40  # updates after which both gains have reached ALPHA / BETA
+#: The cut is revisited every this many reference samples once the phases are learnt.
+CUT_EVERY = 4
 #: Fingers whose period is within this fraction of the tick period take part in placing the cut.
 SAME_RATE = 0.02
 #: A finger becomes the reference (tick clock) when its period exceeds the reference's by this.
@@ -138,10 +141,12 @@ class PhaseTracker:
             self.P = measured if ok else (self.nominal_P or self.P)
             self.t, self.k = float(t), 1
             return self.t, reseed
-        self.k += 1
-        k = self.k
-        a = max(ALPHA, 2.0 * (2 * k + 1) / ((k + 1) * (k + 2)))
-        b = max(BETA, 6.0 / ((k + 1) * (k + 2)))
+        self.k = k = self.k + 1
+        if k < _STEADY:  # growing-memory (least-squares) gains until they reach the steady ones
+            a = max(ALPHA, 2.0 * (2 * k + 1) / ((k + 1) * (k + 2)))
+            b = max(BETA, 6.0 / ((k + 1) * (k + 2)))
+        else:
+            a, b = ALPHA, BETA
         pred = self.t + n * self.P
         r = t - pred
         self.t = pred + a * r
@@ -150,10 +155,10 @@ class PhaseTracker:
 
 
 class _Entry:
-    __slots__ = ("m", "frame")
+    __slots__ = ("m", "k", "frame")
 
-    def __init__(self, m: float, frame):
-        self.m, self.frame = m, frame
+    def __init__(self, m: float, k: int, frame):
+        self.m, self.k, self.frame = m, k, frame
 
 
 class TickAssembler:
@@ -183,9 +188,9 @@ class TickAssembler:
         self._warn_ns = int(warn_period_s * 1e9)
         self._pending: dict[str, deque[_Entry]] = {f: deque() for f in FINGERS}
         self._last: dict[str, tuple[int, int] | None] = {f: None for f in FINGERS}  # (seq, ts)
-        self._skew_last = {f: 0.0 for f in FINGERS}
-        self._skew_max = {f: 0.0 for f in FINGERS}
-        self._skew_mean = {f: 0.0 for f in FINGERS}
+        self._skew_last = [0.0] * 5
+        self._skew_max = [0.0] * 5
+        self._skew_mean = [0.0] * 5
         self.worst_spread_us = 0
         self._reset_timing()
         self._warned_at_ns: int | None = None
@@ -198,6 +203,7 @@ class TickAssembler:
         self._K = 0  # its tick index
         self._u: float | None = None  # cut: window k = [g + u − P, g + u) shifted by (k − K)·P
         self._last_published: int | None = None
+        self._stale_index = False  # pending frames' tick indices need re-deriving (grid moved)
 
     # ----- bookkeeping -----
     def reset(self, fingers: Sequence[str] = FINGERS) -> None:
@@ -209,6 +215,7 @@ class TickAssembler:
             self._phase[f] = PhaseTracker(self._periods[f])
         if self._ref in fingers:
             self._ref, self._u, self._last_published = None, None, None
+            self._stale_index = True
 
     def pending(self, finger: str) -> int:
         return len(self._pending[finger])
@@ -222,8 +229,8 @@ class TickAssembler:
         """Per finger, its raw timestamp minus the published tick's time [µs]: the last tick's
         (`last_us`), a running mean over ticks (`mean_us`, 1/64 per tick) and the largest
         magnitude seen (`max_abs_us`)."""
-        return {f: {"last_us": self._skew_last[f], "mean_us": self._skew_mean[f],
-                    "max_abs_us": self._skew_max[f]} for f in FINGERS}
+        return {f: {"last_us": self._skew_last[i], "mean_us": self._skew_mean[i],
+                    "max_abs_us": self._skew_max[i]} for i, f in enumerate(FINGERS)}
 
     def phases(self) -> dict[str, float | None]:
         """Per finger, its sampling phase relative to the reference finger [µs, 0 ≤ φ < P]."""
@@ -265,7 +272,14 @@ class TickAssembler:
         m, reseeded = tracker.update(frame.seq, frame.timestamp_us)
         if reseeded:
             c.phase_resets[f] += 1
-        self._follow(f, m, n)
+        ref = self._ref
+        P = None if ref is None else self._phase[ref].P
+        # the tick clock only needs this frame when it is the reference's, while phases are being
+        # learnt, or when the finger turns out slower than the reference
+        if f == ref or P is None or tracker.k < 10 or tracker.P > P * (1 + SLOWER):
+            self._follow(f, m, n)
+            ref = self._ref
+            P = None if ref is None else self._phase[ref].P
         if not queue:
             c.dropped[f] += 1
             return
@@ -273,13 +287,18 @@ class TickAssembler:
         if len(q) >= self.max_pending:
             q.popleft()
             c.dropped[f] += 1
-        q.append(_Entry(m, frame))
+        if P is None:
+            q.append(_Entry(m, 0, frame))
+        else:
+            u = self._u if self._u is not None else P / 2
+            q.append(_Entry(m, self._K + math.floor((m - self._g - u) / P) + 1, frame))
 
     def _follow(self, f: str, m: float, n: int) -> None:
         """Advance the tick clock on a reference sample; adopt a slower finger as reference."""
         ref = self._ref
         if ref is None:
             self._ref, self._g, self._K, self._u = f, m, 0, None
+            self._stale_index = True
             return
         P_ref = self._phase[ref].P
         P_f = self._phase[f].P
@@ -288,12 +307,15 @@ class TickAssembler:
                 n = max(1, round((m - self._g) / P_ref)) if P_ref else 1
             self._K += n
             self._g = m
+            if self._phase[f].k >= 10 and self._K % CUT_EVERY and self._u is not None:
+                return
         elif P_ref is not None and P_f is not None and self._phase[f].k >= 3 and P_f > P_ref * (1 + SLOWER):
             # f is measurably slower: it becomes the tick clock (ticks follow the slowest finger)
             cut_abs = None if self._u is None else self._g + self._u
             self._K = self._index(m)
             self._ref, self._g = f, m
             self._u = None if cut_abs is None else ((cut_abs - m) % P_f) or P_f
+            self._stale_index = True
         else:
             if self._phase[f].k >= 10:
                 return  # the cut is revisited once per tick (on the reference's sample)
@@ -310,18 +332,36 @@ class TickAssembler:
                         if tr.t is not None and tr.P is not None and abs(tr.P - P) <= SAME_RATE * P)
         u = self._u
         if len(phases) == 1:
-            self._u = P / 2 if u is None else u
+            if u is None:
+                self._u = P / 2
+                self._stale_index = True
             return
         gaps = [(phases[i + 1] - phases[i], phases[i]) for i in range(len(phases) - 1)]
         gaps.append((phases[0] + P - phases[-1], phases[-1]))
         width, start = max(gaps)
         if u is not None:
             margin = P / 20
-            here = next((w for w, a in gaps if (u - a) % P < w), 0.0)  # the gap the edge sits in
-            clear = all(min((p - u) % P, (u - p) % P) >= margin for p in phases)
+            here, clear = 0.0, False
+            for w, a in gaps:
+                d = (u - a) % P
+                if d < w:  # the gap the edge sits in
+                    here, clear = w, margin <= d <= w - margin
+                    break
             if clear and here >= width - 2 * margin:
                 return
         self._u = ((start + width / 2) % P) or P
+        self._stale_index = True
+
+    def _ready(self) -> bool:
+        return self._ref is not None and self._phase[self._ref].P is not None
+
+    def _reindex(self) -> None:
+        """The grid moved (cut, reference): re-derive the tick index of every pending frame."""
+        if not self._ready():
+            return
+        for q in self._pending.values():
+            for e in q:
+                e.k = self._index(e.m)
 
     def _index(self, m: float) -> int:
         P = self._phase[self._ref].P
@@ -337,9 +377,11 @@ class TickAssembler:
         if self._ref is None or self._phase[self._ref].P is None:
             return out
         c = self.counters
-        index = self._index
+        if self._stale_index:
+            self._stale_index = False
+            self._reindex()
         while all(queues):
-            heads = [index(q[0].m) for q in queues]
+            heads = [q[0].k for q in queues]
             k = min(heads)
             if self._last_published is not None and k <= self._last_published:
                 for f, q, h in zip(FINGERS, queues, heads):  # a window already published
@@ -360,7 +402,7 @@ class TickAssembler:
             tick = []
             for f, q in zip(FINGERS, queues):
                 e = q.popleft()
-                while q and index(q[0].m) == k:  # a faster finger: keep its freshest sample
+                while q and q[0].k == k:  # a faster finger: keep its freshest sample
                     e = q.popleft()
                     c.superseded[f] += 1
                     c.dropped[f] += 1
@@ -376,7 +418,7 @@ class TickAssembler:
             self._last_published = k
             self._account(tick, ts, spread)
             out.append(tick)
-        if out or c.incomplete_ticks or c.skew_ticks:
+        if c.incomplete_ticks != self._warned_counts[0] or c.skew_ticks != self._warned_counts[1]:
             self._maybe_warn(queues)
         return out
 
@@ -390,19 +432,14 @@ class TickAssembler:
         self.counters.ticks += 1
         if spread > self.worst_spread_us:
             self.worst_spread_us = spread
-        mean = sum(ts) / len(ts)
-        for f, t in zip(FINGERS, ts):
-            s = t - mean
-            self._skew_last[f] = s
-            self._skew_mean[f] += (s - self._skew_mean[f]) / 64
-            if abs(s) > self._skew_max[f]:
-                self._skew_max[f] = abs(s)
+        mean = sum(ts) / 5
+        last = self._skew_last = [t - mean for t in ts]
+        self._skew_mean = [a + (s - a) / 64 for a, s in zip(self._skew_mean, last)]
+        self._skew_max = [max(a, abs(s)) for a, s in zip(self._skew_max, last)]
 
     def _maybe_warn(self, queues) -> None:
         c = self.counters
         counts = (c.incomplete_ticks, c.skew_ticks, sum(c.superseded.values()))
-        if counts[:2] == self._warned_counts[:2]:
-            return
         now = max((q[-1].frame.received_ns for q in queues if q), default=None)
         if now is None:
             return
