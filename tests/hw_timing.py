@@ -136,7 +136,7 @@ def table(ticks: int = 1200, hands: int = 20) -> str:
         worst = max(r.worst_spread_us for r in res)
         reused = sum(r.reused + r.over_period for r in res)
         label = name + (f" ({hands} hands)" if len(res) > 1 else "")
-        rows.append(f"| {label} | {pub} / {exp} ({100 * pub / exp:.2f} %) | {worst / 1000:.2f} ms | {reused} |")
+        rows.append(f"| {label} | {pub} / {exp} ({100 * pub / exp:.2f} %) | {worst} µs | {reused} |")
     return "\n".join(rows)
 
 
