@@ -50,3 +50,15 @@ def test_the_surface_covers_every_accessor_the_adapter_calls():
         assert {f"WujiHand2.fingertip_{f}_info", f"WujiHand2.fingertip_{f}_data", f"WujiHand2.fingertip_{f}_status"} <= names
     assert {"SdkManager.scan", "SdkManager.connect", "WujiHand2.handedness", "WujiHand2.hw_version",
             "WujiHand2.joint_diagnostics", "DeviceInfo.firmware_version"} <= names
+
+
+def test_the_hardware_extra_has_an_upper_bound_on_wuji_sdk():
+    import tomllib
+
+    pyproject = tomllib.loads((TOOL.parent.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    (spec,) = [d for d in pyproject["project"]["optional-dependencies"]["hardware"] if d.startswith("wuji-sdk")]
+    assert spec == "wuji-sdk>=2026.10.26,<2026.11"
+    if sdk is not None:  # the installed SDK is inside the verified range
+        from packaging.version import Version
+
+        assert Version("2026.10.26") <= Version(sdk.__version__) < Version("2026.11")

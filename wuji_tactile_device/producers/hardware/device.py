@@ -278,6 +278,19 @@ class SdkFingertipDevice:
             except Exception:  # noqa: BLE001 - the link is gone; closing a dead stream may fail any way
                 pass
         self._diag_sub = None
+        self._release(self._hand)
+
+    def _release(self, hand: Any) -> None:
+        """Best-effort disconnect of a connection that failed, so the connection name is free for
+        the next attempt (bounded; errors logged, not raised: the link is already gone)."""
+        from .recovery import bounded
+
+        if not hasattr(hand, "disconnect"):
+            return
+        try:
+            bounded(hand.disconnect, self.policy.timeout_s, f"disconnecting the lost connection to {self.serial_number}")
+        except Exception as exc:  # noqa: BLE001 - the connection is dead either way
+            log.info("hand %s: disconnecting the lost connection: %s", self.serial_number, exc)
 
     def _maybe_reconnect(self, now_ns: int | None = None) -> bool:
         """One reconnect attempt when its backoff has elapsed. True when connected again."""
@@ -290,6 +303,7 @@ class SdkFingertipDevice:
         c = self.link_counters
         c["reconnect_attempts"] += 1
         timeout = self.policy.timeout_s
+        hand = None
         try:
             hand = bounded(self._connector, timeout, f"reconnecting to hand {self.serial_number}")
             identity = read_identity(hand, lambda fn, what: bounded(fn, timeout, what))
@@ -299,13 +313,15 @@ class SdkFingertipDevice:
             if before and identity.side and identity.side != before:
                 raise HandednessMismatchError(f"hand {self.serial_number} reported {before} before the reconnect "
                                               f"and {identity.side} after it; refusing to continue")
-            old, self._hand = self._hand, hand
-            self._identity = identity
+            self._hand, self._identity = hand, identity
             self.connected = True
             self.open_streams()
         except HandednessMismatchError:
+            self._release(hand)
             raise
         except (ProducerError,) + self._sdk_errors + self._offline_types as exc:
+            if hand is not None:  # connected, then identity or subscribing failed: free the name again
+                self._release(hand)
             self.connected = False
             self._subs = {}
             c["reconnect_failures"] += 1
