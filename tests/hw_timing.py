@@ -58,7 +58,7 @@ def run_pattern(timing: dict[str, dict], ticks: int = 600, *, seed: int = 0, war
     seen: dict[str, set] = {f: set() for f in FINGERS}
     out = {"reused": 0, "over": 0, "worst": 0}
     counts = {f: 0 for f in FINGERS}
-    period = producer.assembler
+    assembler = producer.assembler
 
     def on_tick(p):
         times = [p.last_tick.resultants[f].device_time_us for f in FINGERS]
@@ -68,7 +68,7 @@ def run_pattern(timing: dict[str, dict], ticks: int = 600, *, seed: int = 0, war
             seen[f].add(t)
         spread = max(times) - min(times)
         out["worst"] = max(out["worst"], spread)
-        if spread >= (period.tick_period_us or PERIOD_US):
+        if spread >= (assembler.tick_period_us or PERIOD_US):
             out["over"] += 1
 
     producer.on_tick = on_tick
