@@ -44,7 +44,6 @@ _STRUCT_CODES = {"i8": "b", "u8": "B", "i16": "h", "u16": "H", "i32": "i", "u32"
 #: normalized (firmware ≥ v2.4.0: normal 0..1, tangential −1..1, saturating).
 POINT_UNITS = ("N", "normalized")
 AGGREGATE_FORCE_UNITS = ("N",)
-TEMPERATURE_UNITS = ("C",)
 #: Accepted spellings (compared case-insensitively, spaces and underscores ignored) → canonical.
 UNIT_SPELLINGS: dict[str, str] = {
     **{k: "N" for k in ("n", "newton", "newtons")},
@@ -53,7 +52,7 @@ UNIT_SPELLINGS: dict[str, str] = {
     **{k: "K" for k in ("k", "kelvin")},
     **{k: "F" for k in ("f", "°f", "℉", "degf", "fahrenheit", "degfahrenheit")},
 }
-#: Temperature units converted to °C: value_C = value × a + b.
+#: Temperature units read (converted to °C: value_C = value × a + b).
 _TO_CELSIUS = {"C": (1.0, 0.0), "K": (1.0, -273.15), "F": (5.0 / 9.0, -160.0 / 9.0)}
 _FIELD_KEYS = {"name", "type", "offset", "scale", "unit"}
 
