@@ -33,7 +33,9 @@ from .assembly import TickAssembler
 from .calibration import SATURATION_LEVEL, load_full_scale, missing_calibration_error
 from .device import FingertipDevice, FingertipFrame, FingertipInfo
 from .format import SensorFormat, parse_format
+from .identity import resolve_side
 from .layout_metadata import DEFAULT_AXIS_MAPPING, AxisMapping, hardware_metadata
+from .recovery import Backoff, RetryPolicy, bounded, is_timeout
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +66,8 @@ class HardwareConfig:
     startup_grace_s: float = 1.0
     clock_jump_us: int = 250_000
     metadata_period_s: float = 1.0
+    #: Bounds and backoff of every SDK call on the recovery path (see recovery.RetryPolicy).
+    recovery: RetryPolicy = field(default_factory=RetryPolicy)
 
     @property
     def collection(self) -> str:
@@ -109,6 +113,7 @@ class _Finger:
     digest_failures: int = 0
     saturated: int = 0
     nonfinite_possible: bool = False
+    unavailable_since_ns: int = 0
 
 
 class _DecodedFrame(NamedTuple):
@@ -124,7 +129,7 @@ class _DecodedFrame(NamedTuple):
 
 @dataclass
 class ProducerEvent:
-    kind: str  # "unavailable" | "recovered" | "info_revised" | "malformed"
+    kind: str  # "unavailable" | "recovered" | "info_revised" | "malformed" | "reconnected" | "recovery_failed"
     fingers: tuple[str, ...]
     message: str
     time_ns: int = field(default_factory=time.monotonic_ns)
@@ -145,23 +150,39 @@ class HardwareProducer:
         #: The last published tick's device resultants (finger → FingerResultant).
         self.resultants: dict[str, FingerResultant] = {}
         self.last_tick: TickResultants | None = None
+        #: The hand's identity (serial, side, versions) when the device reports one; its side
+        #: must be the configured one (HandednessMismatchError otherwise).
+        self.identity = getattr(device, "identity", None)
+        if self.identity is not None:
+            resolve_side(config.side, self.identity.side, serial_number=self.identity.serial_number,
+                         source=self.identity.side_source or "")
+        self.recovery = {"attempts": 0, "timeouts": 0, "errors": 0, "offline": 0, "recovered": 0, "reconnects": 0}
+        self._backoff = {f: Backoff(config.recovery) for f in FINGERS}
+        self._generation = getattr(device, "generation", 0)
         self._fingers = self._confirm_all()
-        rate = self._fingers["thumb"].info.rate_hz
-        rates = {f.info.rate_hz for f in self._fingers.values()}
-        if len(rates) != 1 or not rate > 0:
-            raise ProducerError(f"fingers report different or invalid rates {sorted(rates)} Hz; "
-                                "ticks cannot be assembled")
+        rates = {f: s.info.rate_hz for f, s in self._fingers.items()}
+        bad = {f: r for f, r in rates.items() if not (r > 0 and np.isfinite(r))}
+        if bad:
+            raise ProducerError("fingers report invalid rates: " + ", ".join(f"{f} {r!r} Hz" for f, r in bad.items()))
+        rate = min(rates.values())  # ticks follow the slowest finger
+        if len(set(rates.values())) > 1:
+            log.warning("fingers report different rates (%s); ticks follow the slowest, %g Hz; the faster fingers' "
+                        "extra samples are superseded", ", ".join(f"{f} {r:g} Hz" for f, r in rates.items()), rate)
         self.rate_hz = rate
         period_us = 1e6 / rate
-        tolerance_us = int(config.tolerance_us) if config.tolerance_us is not None else int(period_us / 2)
-        if not 0 < tolerance_us < period_us:
+        tolerance_us = None if config.tolerance_us is None else int(config.tolerance_us)
+        if tolerance_us is not None and not 0 < tolerance_us < period_us:
             raise ProducerError(f"sync tolerance {tolerance_us} µs must be > 0 and below one period "
                                 f"({period_us:.0f} µs at {rate:g} Hz), or ticks could mix neighbouring samples")
         stale_s = config.stale_after_s if config.stale_after_s is not None else 5 / rate
         if not stale_s > 0:
             raise ProducerError(f"stale_after_s must be > 0 s, got {stale_s}")
         self._stale_ns = int(stale_s * 1e9)
-        self.assembler = TickAssembler(tolerance_us=tolerance_us, clock_jump_us=config.clock_jump_us)
+        self.assembler = TickAssembler(rate_hz=rates, tolerance_us=tolerance_us, clock_jump_us=config.clock_jump_us)
+        for name, s in self._fingers.items():
+            if s.fmt.unknown:
+                log.warning("%s: the sensor format declares what this decoder does not use (kept in the recording's "
+                            "metadata): %s", name, "; ".join(s.fmt.unknown))
         self.metadata, self.layout_sources = hardware_metadata(
             config.side, {f: s.fmt for f, s in self._fingers.items()}, config.axis_mapping,
             fallback_layout=config.fallback_layout, fallback_name=config.fallback_name)
@@ -207,10 +228,13 @@ class HardwareProducer:
         for f in normalized:
             self._fingers[f].full_scale = table[f]
 
-    def _reconfirm(self, finger: _Finger, frame_digest: int) -> bool:
-        """Fetch the finger's info again. True when the frame's digest now matches (decoder rebuilt
-        if the encoding changed); raises LayoutChangedError when the taxel layout changed."""
-        info = self.device.fingertip_info(finger.name)
+    def _reconfirm(self, finger: _Finger, frame_digest: int, info: FingertipInfo | None = None) -> bool:
+        """Fetch the finger's info again (bounded; or use `info` just fetched). True when the
+        frame's digest now matches (decoder rebuilt if the encoding changed); raises
+        LayoutChangedError when the taxel layout changed."""
+        if info is None:
+            info = bounded(lambda: self.device.fingertip_info(finger.name), self.config.recovery.timeout_s,
+                           f"{finger.name}: re-reading the fingertip info")
         if info.digest != frame_digest:
             return False
         if info.digest == finger.info.digest and info.format == finger.info.format:
@@ -253,10 +277,28 @@ class HardwareProducer:
         d["info_revisions"] = self.info_revisions
         d["saturated"] = self.saturated
         d["unavailable"] = list(self.unavailable_fingers)
+        d["recovery"] = dict(self.recovery)
+        link = getattr(self.device, "link_counters", None)
+        if link is not None:
+            d["link"] = dict(link)
         return d
+
+    def device_metadata(self) -> dict[str, str]:
+        """String pairs for the recording's file metadata: the hand's identity (serial number,
+        side, firmware / hardware / SDK versions) and, per finger, what its format declared
+        that this decoder does not use (`format_unknown_<finger>`)."""
+        out = dict(self.identity.metadata()) if self.identity is not None else {}
+        if self.identity is None and getattr(self.device, "serial_number", ""):
+            out["device_serial_number"] = self.device.serial_number
+        for name, s in self._fingers.items():
+            if s.fmt.unknown:
+                out[f"format_unknown_{name}"] = "; ".join(s.fmt.unknown)
+        return out
 
     def step(self, now_ns: int | None = None) -> int:
         """Pull, check, assemble and publish what arrived. Returns frames published."""
+        if getattr(self.device, "generation", 0) != self._generation:
+            self._reconnected()
         frames = self.device.poll()
         returning: set[str] = set()
         for fr in frames:
@@ -266,7 +308,7 @@ class HardwareProducer:
             if finger.unavailable:
                 returning.add(fr.finger)
             jumps = self.assembler.counters.clock_jumps
-            decoded = self._decode(finger, fr) if self._accept(finger, fr) and not finger.unavailable else None
+            decoded = self._decode(finger, fr) if not finger.unavailable and self._accept(finger, fr) else None
             if decoded is not None:
                 self.assembler.push(decoded)
             else:
@@ -290,7 +332,14 @@ class HardwareProducer:
     def _accept(self, finger: _Finger, fr: FingertipFrame) -> bool:
         c = self.assembler.counters
         if fr.info_digest != finger.info.digest:
-            if finger.unavailable or not self._reconfirm(finger, fr.info_digest):
+            try:
+                confirmed = self._reconfirm(finger, fr.info_digest)
+            except LayoutChangedError:
+                raise
+            except ProducerError as exc:  # the SDK did not answer: the recovery path takes over
+                self._mark_unavailable([finger], f"re-reading its info after a new digest failed ({exc})")
+                return False
+            if not confirmed:
                 c.digest_mismatch[fr.finger] += 1
                 finger.digest_failures += 1
                 if finger.digest_failures >= MAX_DIGEST_RETRIES and not finger.unavailable:
@@ -318,34 +367,76 @@ class HardwareProducer:
             or (s.last_device_us is not None and newest - s.last_device_us > stale_us))]
         if not gone:
             return
-        names = tuple(s.name for s in gone)
-        try:
-            online = dict(zip(FINGERS, self.device.fingertip_online()))
-        except Exception as exc:  # noqa: BLE001 - report the original cause, keep the stall reported
-            online = {}
-            log.warning("fingertip_online() failed while reporting a stall: %s", exc)
-        for s in gone:
+        online: dict[str, bool] = {}
+        if getattr(self.device, "connected", True):
+            try:
+                online = dict(zip(FINGERS, bounded(self.device.fingertip_online, self.config.recovery.timeout_s,
+                                                   "fingertip_online()")))
+            except Exception as exc:  # noqa: BLE001 - report the original cause, keep the stall reported
+                log.warning("fingertip_online() failed while reporting a stall: %s", exc)
+        why = ", ".join(f"{s.name} ({'offline' if online.get(s.name) is False else 'stalled: no frames'})" for s in gone)
+        if not getattr(self.device, "connected", True):
+            why += " — the connection to the hand is lost, reconnecting"
+        self._mark_unavailable(gone, f"no data for {self._stale_ns / 1e6:.0f} ms from {why}")
+
+    def _mark_unavailable(self, fingers: list[_Finger], why: str) -> None:
+        names = tuple(s.name for s in fingers)
+        now = time.monotonic_ns()
+        for s in fingers:
             s.unavailable = True
+            s.unavailable_since_ns = now
         self.assembler.reset(names)
-        why = ", ".join(f"{n} ({'offline' if online.get(n) is False else 'stalled: no frames'})" for n in names)
-        self._event("unavailable", names, f"no data for {self._stale_ns / 1e6:.0f} ms from {why}; "
-                    "publication stopped until the finger(s) return and are re-confirmed")
+        self._event("unavailable", names, f"{why}; publication stopped until the finger(s) return and are "
+                    "re-confirmed")
+
+    def _reconnected(self) -> None:
+        """The device reconnected: every finger's info is re-confirmed before it is used again."""
+        self._generation = getattr(self.device, "generation", 0)
+        self.recovery["reconnects"] += 1
+        available = [s for s in self._fingers.values() if not s.unavailable]
+        if available:
+            self._mark_unavailable(available, "the hand reconnected")
+        self._event("reconnected", tuple(FINGERS), "reconnected to the hand; re-confirming every finger's sensor "
+                    "info (digest and layout) before publishing again")
 
     def _recover(self, finger: _Finger) -> None:
+        """Re-confirm a returning finger: online flag and info, each SDK call bounded by
+        `config.recovery.timeout_s`; a failed attempt is retried with exponential backoff."""
+        backoff = self._backoff[finger.name]
+        now = time.monotonic_ns()
+        if not backoff.due(now):
+            return
+        r = self.recovery
+        r["attempts"] += 1
+        timeout = self.config.recovery.timeout_s
         try:
-            online = self.device.fingertip_online()[FINGERS.index(finger.name)]
-            if not online:
-                return
-            info = self.device.fingertip_info(finger.name)
-        except FingerOfflineError:
+            online = bounded(self.device.fingertip_online, timeout, f"{finger.name}: fingertip_online()")
+            if not online[FINGERS.index(finger.name)]:
+                raise FingerOfflineError((finger.name,), f"{finger.name}: frames arrive but fingertip_online() says offline")
+            info = bounded(lambda: self.device.fingertip_info(finger.name), timeout,
+                           f"{finger.name}: reading the fingertip info")
+            confirmed = self._reconfirm(finger, info.digest, info)
+        except LayoutChangedError:
+            raise
+        except ProducerError as exc:
+            kind = "offline" if isinstance(exc, FingerOfflineError) else "timeouts" if is_timeout(exc) else "errors"
+            r[kind] += 1
+            wait = backoff.failed(now)
+            self._event("recovery_failed", (finger.name,), f"{finger.name}: recovery attempt {backoff.failures} "
+                        f"failed ({kind}: {exc}); next attempt in {wait:.2f} s")
             return
-        if not self._reconfirm(finger, info.digest):
+        if not confirmed:
+            backoff.failed(now)
             return
+        backoff.succeeded()
+        r["recovered"] += 1
         finger.unavailable = False
         finger.digest_failures = 0
         self.assembler.reset((finger.name,))
+        took = (now - finger.unavailable_since_ns) / 1e9 if finger.unavailable_since_ns else float("nan")
         self._event("recovered", (finger.name,), f"{finger.name}: frames again, info re-confirmed (digest "
-                    f"{finger.info.digest:#010x}); publication resumes when all fingers are available")
+                    f"{finger.info.digest:#010x}) {took:.2f} s after it became unavailable; publication resumes "
+                    "when all fingers are available")
 
     def _event(self, kind: str, fingers: tuple[str, ...], message: str) -> None:
         ev = ProducerEvent(kind, fingers, message)
