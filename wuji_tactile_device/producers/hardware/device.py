@@ -24,12 +24,15 @@ before it publishes again. Without a connector a stream failure raises ProducerE
 from __future__ import annotations
 
 import logging
-import os
 import time
 from typing import Any, Callable, NamedTuple, Protocol, runtime_checkable
 
-from ...errors import FingerOfflineError, ProducerError
+from ...errors import DeviceDisconnectedError, FingerOfflineError, HandednessMismatchError, ProducerError
 from ...hands.wuji_hand2 import FINGERS
+from .identity import connection_name, read_identity, resolve_side
+from .recovery import Backoff, RetryPolicy, bounded, retry
+from .sdk import (EmulatedNodeOfflineError, EmulatedSdkError, offline_error_types,  # noqa: F401 (re-exported)
+                  sdk_error_types, sdk_module)
 
 log = logging.getLogger(__name__)
 
@@ -67,40 +70,6 @@ SDK_SURFACE: tuple[str, ...] = (
 #: Status values (FingertipSensorModel / FingertipSensorState compare equal to these ints).
 MODEL_STANDARD, MODEL_THUMB = 0, 1
 STATE_READY, STATE_CALIBRATING = 0, 1
-
-
-class EmulatedSdkError(Exception):
-    """Raised by in-package device emulations for SDK failures (timeouts, disconnects) when the
-    vendor SDK (and so its `WujiException`) is not installed. Mirrors `wuji_sdk.WujiException`."""
-
-
-class EmulatedNodeOfflineError(Exception):
-    """Raised by in-package device emulations for an unanswering finger module when the vendor SDK
-    (and so its `NodeOfflineError`) is not installed. Mirrors `wuji_sdk.NodeOfflineError`."""
-
-
-def sdk_module() -> Any | None:
-    """The imported `wuji_sdk` module, or None when the optional extra is not installed.
-    Sets WUJI_TELEMETRY_DISABLE=1 unless the user chose otherwise (the SDK prints a notice)."""
-    os.environ.setdefault("WUJI_TELEMETRY_DISABLE", "1")
-    try:
-        import wuji_sdk  # noqa: PLC0415 (optional dependency)
-    except ImportError:
-        return None
-    return wuji_sdk
-
-
-def offline_error_types() -> tuple[type[BaseException], ...]:
-    """Exception types that mean "this finger's module does not answer"."""
-    sdk = sdk_module()
-    return (EmulatedNodeOfflineError,) + ((sdk.NodeOfflineError,) if sdk is not None else ())
-
-
-def sdk_error_types() -> tuple[type[BaseException], ...]:
-    """The SDK's failure base class (disconnects, timeouts, closed streams), if installed, and the
-    emulation's stand-in for it."""
-    sdk = sdk_module()
-    return (EmulatedSdkError,) + ((sdk.WujiException,) if sdk is not None else ())
 
 
 class FingertipInfo(NamedTuple):
@@ -156,7 +125,6 @@ class SdkFingertipDevice:
 
     def __init__(self, hand: Any, *, max_frames_per_poll: int = 64, owns_connection: bool = False,
                  connector: Callable[[], Any] | None = None, policy: Any = None, identity: Any = None):
-        from .recovery import Backoff, RetryPolicy
 
         self._hand = hand
         self._owns_connection = owns_connection
@@ -251,7 +219,6 @@ class SdkFingertipDevice:
                     msg = sub.recv()
                 except self._sdk_errors as exc:
                     if self._connector is None:
-                        from .recovery import DeviceDisconnectedError
                         raise DeviceDisconnectedError(f"{f}: fingertip data stream failed (device disconnected?): {exc}; "
                                                       "no connector to reconnect with (connect_sdk_hand gives one)") from exc
                     self._lost(f, exc)
@@ -283,7 +250,6 @@ class SdkFingertipDevice:
     def _release(self, hand: Any) -> None:
         """Best-effort disconnect of a connection that failed, so the connection name is free for
         the next attempt (bounded; errors logged, not raised: the link is already gone)."""
-        from .recovery import bounded
 
         if not hasattr(hand, "disconnect"):
             return
@@ -294,8 +260,6 @@ class SdkFingertipDevice:
 
     def _maybe_reconnect(self, now_ns: int | None = None) -> bool:
         """One reconnect attempt when its backoff has elapsed. True when connected again."""
-        from .identity import HandednessMismatchError, read_identity
-        from .recovery import bounded
 
         now = time.monotonic_ns() if now_ns is None else now_ns
         if self._connector is None or not self._reconnect_backoff.due(now):
@@ -342,8 +306,6 @@ class SdkFingertipDevice:
     def identity(self):
         """The hand's `HandIdentity` (read once, bounded and retried)."""
         if self._identity is None:
-            from .identity import read_identity
-            from .recovery import retry
 
             self._identity = read_identity(self._hand, lambda fn, what: retry(lambda: self._sdk_call(fn, what),
                                                                               self.policy, what))
@@ -419,8 +381,6 @@ def connect_sdk_hand(*, side: str | None = None, sn: str | None = None, address:
     (serial number, side, firmware / hardware / SDK versions) and wrap it — reconnecting later
     by serial number. `side` with `sn`/`address` is checked against what the hand reports
     (HandednessMismatchError on a mismatch). `manager`: an SdkManager (default the SDK's)."""
-    from .identity import connection_name, resolve_side
-    from .recovery import RetryPolicy, retry
 
     sdk = sdk_module()
     if manager is None and sdk is None:

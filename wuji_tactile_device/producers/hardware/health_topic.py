@@ -33,7 +33,7 @@ import time
 from typing import Any
 
 from ...hands.wuji_hand2 import FINGERS, JOINT_SUFFIXES
-from .device import sdk_module
+from .sdk import sdk_module
 
 log = logging.getLogger(__name__)
 

@@ -14,16 +14,13 @@ import os
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
-from ...errors import ProducerError
-from .device import sdk_module
+from ...errors import HandednessMismatchError, ProducerError
+from .recovery import bounded
+from .sdk import sdk_error_types, sdk_module
 
 SIDES = ("right", "left")
 _SN_SIDE = {"J": "left", "K": "right"}
 _names = itertools.count(1)
-
-
-class HandednessMismatchError(ProducerError):
-    """The hand connected reports another side than the one asked for."""
 
 
 def side_from_serial(sn: str | None) -> str | None:
@@ -138,7 +135,6 @@ def scan_hands(manager: Any = None, *, all_devices: bool = False, timeout_s: flo
     """Wuji Hand 2 devices on the network (USB + UDP) via `SdkManager.scan()`, sorted by serial
     number; `all_devices` keeps other Wuji devices too. `manager`: an SdkManager (default the
     SDK's singleton). The scan is bounded by `timeout_s`."""
-    from .recovery import bounded
 
     if manager is None:
         sdk = sdk_module()
@@ -162,5 +158,4 @@ def scan_hands(manager: Any = None, *, all_devices: bool = False, timeout_s: flo
 
 
 def _sdk_errors() -> tuple[type[BaseException], ...]:
-    from .device import sdk_error_types
     return sdk_error_types()

@@ -23,19 +23,10 @@ import time
 from dataclasses import dataclass
 from typing import Callable, TypeVar
 
-from ...errors import FingerOfflineError, ProducerError
+from ...errors import DeviceDisconnectedError, DeviceTimeoutError, FingerOfflineError, ProducerError
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-
-
-class DeviceTimeoutError(ProducerError):
-    """An SDK call did not answer within its bound (or the SDK reported its own timeout)."""
-
-
-class DeviceDisconnectedError(ProducerError):
-    """The connection to the hand is lost (stream or call failed with the SDK's Disconnected,
-    or the hand is no longer reachable); the producer reconnects by serial number."""
 
 
 @dataclass(frozen=True)
