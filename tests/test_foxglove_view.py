@@ -340,3 +340,51 @@ def test_view_refuses_unknown_collections_and_a_busy_port():
             FoxgloveView([CID], port=view.port)
     with pytest.raises(ValueError, match="force_range_n must be a finite number > 0, got 0"):
         FoxgloveView([CID], port=0, force_range_n=0)
+
+
+def test_view_command_serves_a_recording(tmp_path):
+    """`wuji-tactile view FILE --port 0`: the printed address serves the file's frames; the scene's
+    loaded taxels are those the recording loads; the command ends after --duration with exit 0."""
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from retargeting_helpers import CurvedPadLayout, press_profile, record_synthetic
+
+    layout = CurvedPadLayout(per_pad=9)
+    forces = press_profile(layout, frames=200)  # 2 s at 100 Hz
+    path = tmp_path / "press.mcap"
+    record_synthetic(path, layout, forces)
+    script = Path(sys.executable).parent / "wuji-tactile"
+    proc = subprocess.Popen([str(script), "view", str(path), "--port", "0", "--duration", "4", "--scene-rate", "100"],
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stderr.readline()
+        port = int(re.search(r"ws://127\.0\.0\.1:(\d+)", line).group(1))
+        client = FoxgloveClient(port)
+        try:
+            topics = client.wait_for_topics({"tactile/right/view/scene"})
+            client.subscribe([topics["tactile/right/view/scene"]])
+            loaded_sets = []
+            end = time.monotonic() + DEADLINE_S
+            while len(loaded_sets) < 20 and time.monotonic() < end:
+                msg = client.recv(timeout=DEADLINE_S)
+                if "sub" in msg:
+                    scene = client.decoders[msg["sub"]](msg["payload"])
+                    for e in scene.entities:
+                        if e.id == "taxels":
+                            loaded_sets.append(frozenset(k for k, s in enumerate(e.spheres) if s.size.x > 0.0015 + 1e-12))
+        finally:
+            client.close()
+        assert len(loaded_sets) >= 20
+        possible = {frozenset(np.flatnonzero(np.linalg.norm(f, axis=1) > 0)) for f in forces}
+        assert all(s in possible for s in loaded_sets)
+        assert any(s for s in loaded_sets)  # at least one frame with load on view
+        err = proc.communicate(timeout=20)[1]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    assert "tactile/right: 200 frames shown" in err

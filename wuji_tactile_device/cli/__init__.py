@@ -13,7 +13,7 @@ import sys
 
 from ..errors import TactileError
 
-SUBCOMMANDS = ("sim", "hw", "record", "replay", "echo", "inspect", "validate", "recover", "plot", "bench")
+SUBCOMMANDS = ("sim", "hw", "record", "replay", "echo", "inspect", "validate", "recover", "plot", "view", "bench")
 
 
 def build_parser() -> argparse.ArgumentParser:
