@@ -388,3 +388,30 @@ def test_view_command_serves_a_recording(tmp_path):
             proc.wait()
     assert proc.returncode == 0, err
     assert "tactile/right: 200 frames shown" in err
+
+
+def test_shipped_layout_is_the_generator_output_and_names_the_view_topics():
+    """examples/foxglove/tactile_view.json is what make_layout.py builds with the SDK's typed
+    layout classes (so it is current), and every topic it opens is one the view publishes."""
+    import importlib.util
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "examples" / "foxglove"
+    spec = importlib.util.spec_from_file_location("make_layout", root / "make_layout.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    built = json.loads(module.build("tactile/right").to_json())
+    shipped = json.loads((root / "tactile_view.json").read_text())
+    assert shipped == built
+    text = json.dumps(shipped)
+    topics = set(re.findall(r'\\"(tactile/right/view/[a-z]+)\\"', text))  # quoted plot paths
+    topics |= set(re.findall(r'"(tactile/right/view/[a-z]+)"', text))  # 3-D and image topics
+    assert topics == {"tactile/right/view/scene", "tactile/right/view/resultants", "tactile/right/view/images"}
+    with FoxgloveView([CID], port=0) as view:
+        hand = view._hands[CID]
+        published = {hand.scene.topic(), hand.resultants.topic(), hand.images.topic(), hand.tf.topic()}
+    assert topics <= published
+    assert '"followTf": "tactile/right/wrist"' in json.dumps(shipped)
+    for finger in FINGERS:
+        assert f'\\"tactile/right/view/resultants\\".{finger}.norm' in text
