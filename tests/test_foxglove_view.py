@@ -415,3 +415,30 @@ def test_shipped_layout_is_the_generator_output_and_names_the_view_topics():
     assert '"followTf": "tactile/right/wrist"' in json.dumps(shipped)
     for finger in FINGERS:
         assert f'\\"tactile/right/view/resultants\\".{finger}.norm' in text
+
+
+def test_tracked_view_feeds_the_view_from_a_producer_in_this_process(tmp_path):
+    """What `sim/hw/replay --foxglove` use: a view with its own tracker on the producer's
+    transport; every published frame reaches the view's topics, images at the frame's time."""
+    from mcap.reader import make_reader
+
+    from wuji_tactile_device.integrations.foxglove_view import TrackedView
+
+    metadata = sim_metadata("right")
+    bus = InProcessBus()
+    path = tmp_path / "tracked.mcap"
+    tracked = TrackedView(bus, [CID], serve=False, mcap_path=str(path), scene_rate_hz=None)
+    try:
+        with TactilePublisher(CID, metadata, bus) as publisher:
+            for k in range(5):
+                publisher.publish(np.full((metadata.num_taxels, 3), -0.01, np.float32), sample_time_ns=2 * 10**9 + k * 10**7)
+                assert tracked.poll() == 1
+                tracked.publish_images(CID, np.full((5, 3, 48, 32), 0.001 * k))
+    finally:
+        tracked.close()
+    times: dict[str, list[int]] = {}
+    with open(path, "rb") as fh:
+        for _, channel, message in make_reader(fh).iter_messages():
+            times.setdefault(channel.topic, []).append(message.log_time)
+    assert times["tactile/right/view/resultants"] == [2 * 10**9 + k * 10**7 for k in range(5)]
+    assert times["tactile/right/view/images"] == [2 * 10**9 + k * 10**7 for k in range(5)]

@@ -142,3 +142,28 @@ def _loop(args: argparse.Namespace, source, trackers) -> None:
                   file=sys.stderr)
         if not moved:
             time.sleep(0.002)
+
+
+def add_foxglove_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--foxglove` and its options, for commands that produce or replay in this process."""
+    g = parser.add_argument_group("Foxglove live view (extra 'view')")
+    g.add_argument("--foxglove", action="store_true",
+                   help="also serve a live 3-D view to Foxglove (see `wuji-tactile view --help`)")
+    g.add_argument("--foxglove-host", default="127.0.0.1", metavar="HOST",
+                   help="address of the view (default 127.0.0.1: this machine only)")
+    g.add_argument("--foxglove-port", type=_port, default=8765, metavar="PORT", help="TCP port (default 8765)")
+    g.add_argument("--foxglove-range", type=_positive("newtons"), default=None, metavar="N",
+                   help="fixed |f| range of the taxel colours and sizes [N] (default 0.25)")
+
+
+def open_foxglove(args: argparse.Namespace, transport, collections: list[str]):
+    """A `TrackedView` on `transport` when `--foxglove` was given (print its address), else None."""
+    if not getattr(args, "foxglove", False):
+        return None
+    from ..integrations.foxglove_view import DEFAULT_FORCE_RANGE_N, TrackedView
+
+    view = TrackedView(transport, collections, host=args.foxglove_host, port=args.foxglove_port,
+                       force_range_n=args.foxglove_range or DEFAULT_FORCE_RANGE_N)
+    print(f"foxglove: serving {', '.join(collections)} on ws://{args.foxglove_host}:{view.view.port} "
+          "(Foxglove: Open connection → Foxglove WebSocket)", file=sys.stderr)
+    return view

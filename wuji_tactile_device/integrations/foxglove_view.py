@@ -435,6 +435,53 @@ class FoxgloveView:
         self.close()
 
 
+class TrackedView:
+    """A `FoxgloveView` fed by its own `TactileTracker`s on `transport` — for a command that
+    produces or replays in this process (`sim`, `hw`, `replay`) and wants `--foxglove`. Create it
+    before the producer publishes its first metadata; call `poll()` once per produced frame."""
+
+    def __init__(self, transport: Any, collections: Sequence[str], **view_options: Any):
+        from ..streams.tracker import TactileTracker
+
+        self.view = FoxgloveView(collections, **view_options)
+        self.trackers = []
+        try:
+            for cid in self.view.collections:
+                tracker = TactileTracker(cid, transport)
+                self.view.attach(tracker)
+                self.trackers.append(tracker)
+        except BaseException:
+            self.close()
+            raise
+
+    def poll(self) -> int:
+        """Hand every frame that arrived to the view (never blocks); returns the frames delivered."""
+        return sum(tracker.update() for tracker in self.trackers)
+
+    def publish_images(self, collection_id: str, images: np.ndarray) -> None:
+        """Force images `(5, 3, H, W)` at the sample time of the collection's latest frame (none
+        before the first frame)."""
+        tracker = next((t for t in self.trackers if t.collection_id == collection_id), None)
+        if tracker is None:
+            raise ValueError(f"collection {collection_id!r} is not shown by this view")
+        frame = tracker.get_data()
+        if frame is not None:
+            self.view.publish_images(collection_id, images, frame.timestamp.sample_time_local_common_clock)
+
+    def hold(self, stream: Any = None) -> None:
+        """Keep serving (the last frame stays on view) until Ctrl-C, which propagates."""
+        if stream is not None:
+            print(f"foxglove: the last frame stays on view at ws://…:{self.view.port} until Ctrl-C", file=stream)
+        while True:
+            self.poll()
+            time.sleep(0.05)
+
+    def close(self) -> None:
+        for tracker in self.trackers:
+            tracker.close()
+        self.view.close()
+
+
 def segment_poses_from_joints(metadata: TactileMetadata, joint_poses: object,
                               joint_ids: Iterable[int]) -> np.ndarray:
     """The layout's segment poses `(J, 7)` in the wrist frame picked from hand joint poses
@@ -452,5 +499,5 @@ def segment_poses_from_joints(metadata: TactileMetadata, joint_poses: object,
     return out
 
 
-__all__ = ["FoxgloveView", "force_colours", "taxel_diameters", "segment_poses_from_joints", "RESULTANTS_SCHEMA",
+__all__ = ["FoxgloveView", "TrackedView", "force_colours", "taxel_diameters", "segment_poses_from_joints", "RESULTANTS_SCHEMA",
            "DEFAULT_FORCE_RANGE_N"]
