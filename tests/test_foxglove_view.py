@@ -442,3 +442,11 @@ def test_tracked_view_feeds_the_view_from_a_producer_in_this_process(tmp_path):
             times.setdefault(channel.topic, []).append(message.log_time)
     assert times["tactile/right/view/resultants"] == [2 * 10**9 + k * 10**7 for k in range(5)]
     assert times["tactile/right/view/images"] == [2 * 10**9 + k * 10**7 for k in range(5)]
+
+
+def test_missing_sdk_is_one_line_naming_the_extra(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "foxglove", None)  # import foxglove → ImportError
+    with pytest.raises(TactileError, match=r"the live view needs the Foxglove SDK: pip install 'wuji-tactile-device\[view\]'"):
+        FoxgloveView([CID], port=0)
