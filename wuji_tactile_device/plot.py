@@ -106,7 +106,7 @@ def plot_resultants(times_s: np.ndarray, resultants: np.ndarray, *, title: str =
     for pad, finger in enumerate(FINGERS):
         if magnitude[:, pad].max(initial=0.0) < NO_LOAD_N:  # else the axis autoscales float noise to ±1e-17
             axes[pad, 0].set_ylim(-10 * NO_LOAD_N, 10 * NO_LOAD_N)
-            axes[pad, 1].text(0.5, 0.5, f"no load: |F| < {NO_LOAD_N * 1e3:g} mN throughout", ha="center",
+            axes[pad, 1].text(0.5, 0.75, f"no load: |F| < {NO_LOAD_N * 1e3:g} mN throughout", ha="center",
                               va="center", transform=axes[pad, 1].transAxes, fontsize=9, color="0.3")
     # One legend for the figure: every line kind, with the component colours of the three columns.
     handles = [axes[0, c].lines[0] for c in range(3)] + list(axes[0, 0].lines[1:])
