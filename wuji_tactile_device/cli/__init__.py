@@ -13,7 +13,8 @@ import sys
 
 from ..errors import TactileError
 
-SUBCOMMANDS = ("sim", "hw", "record", "replay", "echo", "inspect", "validate", "recover", "plot", "bench", "router")
+SUBCOMMANDS = ("sim", "hw", "record", "replay", "echo", "inspect", "validate", "recover", "plot", "view", "bench",
+               "router")
 
 
 def build_parser() -> argparse.ArgumentParser:
