@@ -98,6 +98,8 @@ def test_device_contract_page_lists_the_types_and_units_the_decoder_accepts():
     text = (DOCS / "device-contract.md").read_text(encoding="utf-8")
     assert f"`type` ∈ `{' '.join(device_format.FIELD_TYPES)}`" in text
     assert "`N` or `normalized`" in text and tuple(device_format.POINT_UNITS) == ("N", "normalized")
-    assert "`C`, `°C` or `degC`" in text and tuple(device_format.TEMPERATURE_UNITS) == ("C", "°C", "degC")
+    for spelling, canonical in (("degC", "C"), ("celsius", "C"), ("kelvin", "K"), ("normalised", "normalized"),
+                                ("newtons", "N")):  # every spelling the page names is one the decoder maps
+        assert f"`{spelling.rstrip('s')}" in text and device_format.normalise_unit(spelling) == canonical, spelling
     for key in device_format._TOP_KEYS:  # every key the decoder accepts is documented
         assert f"| `{key}` |" in text, key
