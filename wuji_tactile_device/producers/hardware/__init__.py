@@ -2,8 +2,8 @@
 
     device = connect_sdk_hand(side="right")              # vendor SDK (optional extra)
     device = SdkFingertipDevice(EmulatedHand2("right"))  # or the emulated hand (producers.emulated)
-    producer = HardwareProducer(device, transport, HardwareConfig(side="right"))
-    producer.run()
+    producer = HardwareProducer(device, HardwareConfig(side="right"))
+    ProducerRunner(producer, transport).run()            # producers.base: the one run loop
 
 Modules: `format` (format JSON + frame decoder), `device` (protocol + SDK adapter), `assembly`
 (five streams → ticks), `layout_metadata` (geometry → metadata, axis/sign mapping), `calibration`
@@ -16,12 +16,14 @@ from .device import (FingertipDevice, FingertipFrame, FingertipInfo, FingertipSt
                      connect_sdk_hand, sdk_module)
 from .format import Aggregate, SensorFormat, build_format, parse_format
 from .layout_metadata import DEFAULT_AXIS_MAPPING, AxisMapping, device_taxel_poses, hardware_metadata
-from .producer import FingerResultant, HardwareConfig, HardwareProducer, ProducerEvent, TickResultants
+from .producer import (FingerResultant, HardwareConfig, HardwareCounters, HardwareProducer, ProducerEvent,
+                       TickResultants)
 from .resultant_topic import ResultantRecorder, resultants_topic
 
 __all__ = [
     "Aggregate", "AssemblyCounters", "AxisMapping", "DEFAULT_AXIS_MAPPING", "FingerResultant",
-    "FingertipDevice", "FingertipFrame", "FingertipInfo", "FingertipStatus", "HardwareConfig", "HardwareProducer",
+    "FingertipDevice", "FingertipFrame", "FingertipInfo", "FingertipStatus", "HardwareConfig", "HardwareCounters",
+    "HardwareProducer",
     "ProducerEvent", "ResultantRecorder", "SdkFingertipDevice", "SensorFormat", "TickAssembler", "TickResultants",
     "build_format", "connect_sdk_hand", "device_taxel_poses", "hardware_metadata", "load_full_scale",
     "parse_format", "resultants_topic", "sdk_module", "write_full_scale",

@@ -14,7 +14,6 @@ SDK surface used (wuji_sdk 2026.10.26, checked by introspection): `hand.fingerti
 """
 from __future__ import annotations
 
-import os
 import time
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
@@ -32,9 +31,8 @@ class EmulatedNodeOfflineError(Exception):
 
 
 def sdk_module() -> Any | None:
-    """The imported `wuji_sdk` module, or None when the optional extra is not installed.
-    Sets WUJI_TELEMETRY_DISABLE=1 unless the user chose otherwise (the SDK prints a notice)."""
-    os.environ.setdefault("WUJI_TELEMETRY_DISABLE", "1")
+    """The imported `wuji_sdk` module, or None when the optional extra is not installed. (The
+    SDK prints a telemetry notice unless WUJI_TELEMETRY_DISABLE=1: `wuji-tactile hw` sets it.)"""
     try:
         import wuji_sdk  # noqa: PLC0415 (optional dependency)
     except ImportError:
