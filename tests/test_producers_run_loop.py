@@ -66,6 +66,9 @@ class Scripted(Producer):
         return Frame(forces_for(k, MD.num_taxels), sample_time_ns=1000 + k, device_time_ns=7000 + k,
                      extras={"pose": {"k": k}} if self.extras else None)
 
+    def frames_waiting(self) -> bool:  # source-driven: a burst, every frame ready at once
+        return self.period_s is None and self.made < self.frames
+
     def on_published(self, frame, sequence, timestamp) -> None:
         self.published.append((sequence, timestamp.available_time_local_common_clock))
 

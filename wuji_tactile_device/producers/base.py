@@ -90,6 +90,11 @@ class Producer(ABC):
     def next_frame(self) -> Frame | None:
         """The next frame, or None when none is ready (the runner keeps republishing metadata)."""
 
+    def frames_waiting(self) -> bool:
+        """True when `next_frame()` would return a frame without going to the source again
+        (e.g. several ticks assembled by one device poll): the runner takes it in the same pass."""
+        return False
+
     def on_published(self, frame: Frame, sequence: int, timestamp: DeviceDataTimestamp) -> None:
         """Called after `frame` went out as data record `sequence` with `timestamp`."""
 
@@ -188,21 +193,21 @@ class ProducerRunner:
 
     # -- one pass ------------------------------------------------------------------------------
     def step(self, max_frames: int | None = None) -> int:
-        """One pass without pacing: publish what the producer has ready (one frame for an
-        on-demand producer, every ready frame up to `max_frames` for a source-driven one),
-        republish metadata if due, let the recorder and sinks catch up. Returns frames published."""
+        """One pass without pacing: republish metadata if due, publish the producer's next frame
+        and any it says are waiting (`frames_waiting()`, up to `max_frames`), let the recorder
+        and sinks catch up. Returns frames published."""
         producer = self.producer
-        limit = 1 if producer.period_s is not None else (max_frames or 1000)
+        self._metadata_if_due()
         published = 0
-        while published < limit and not producer.finished:
-            self._metadata_if_due()
-            frame = producer.next_frame()
-            if frame is None:
-                self.counters.idle_polls += 1
-                break
+        frame = None if producer.finished else producer.next_frame()
+        while frame is not None:
             self.publish(frame)
             published += 1
-        self._metadata_if_due()
+            if (max_frames is not None and published >= max_frames) or not producer.frames_waiting():
+                break
+            frame = producer.next_frame()
+        if not published:
+            self.counters.idle_polls += 1
         self._poll_outputs()
         if published and self.progress is not None:
             self.progress.update(published)

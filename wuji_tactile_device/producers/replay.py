@@ -57,6 +57,9 @@ class ReplayProducer(Producer):
     def on_data(self, collection_id: str, message, frame: TactileFrame) -> None:
         self._frames.append(frame)
 
+    def frames_waiting(self) -> bool:
+        return bool(self._frames)
+
     def next_frame(self) -> Frame | None:
         if not self._frames:
             self.tracker.update()

@@ -57,9 +57,8 @@ class EmulatedHandProducer(Producer):
         return cls(emulator, HardwareProducer(SdkFingertipDevice(emulator), config), forces, **kwargs)
 
     def next_frame(self) -> Frame | None:
-        frame = self.hardware.next_frame() if self.hardware.ticks_waiting else None
-        if frame is not None:
-            return frame
+        if self.hardware.frames_waiting():
+            return self.hardware.next_frame()
         forces = next(self._forces, None)
         if forces is None:
             self.finished = True

@@ -266,10 +266,9 @@ class HardwareProducer(Producer):
         """Saturated taxel samples per finger (normalized mode: any axis at |v| ≥ 1)."""
         return {f: s.saturated for f, s in self._fingers.items()}
 
-    @property
-    def ticks_waiting(self) -> int:
-        """Assembled ticks not handed out yet by `next_frame()`."""
-        return len(self._ready)
+    def frames_waiting(self) -> bool:
+        """True while ticks assembled by the last device poll are not handed out yet."""
+        return bool(self._ready)
 
     @property
     def counters(self) -> HardwareCounters:
