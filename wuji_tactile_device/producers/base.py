@@ -11,11 +11,14 @@ Two kinds of producer, told apart by `period_s`:
   `next_frame()` call advances the producer by one period; the runner paces the calls to real
   time × `speed`, or makes them as fast as possible (`speed=None`);
 - source-driven (`period_s` None: a real device, a file replay pacing itself): the runner polls
-  and sleeps `idle_sleep_s` when nothing is ready.
+  and sleeps `idle_sleep_s` when nothing is ready; frames the producer already holds
+  (`frames_waiting()`) go out in the same pass.
 
-Hooks for what comes next: `Frame.extras` carries optional per-frame payloads (e.g. hand poses)
-that a producer's `recording_outputs()` or any `FrameSink` (e.g. a live view) consumes after
-publication, with the frame's sequence and timestamps.
+Hooks for what comes next: `Frame.extras` carries optional per-frame payloads (e.g. the
+simulator's hand joint poses) that a producer's `recording_outputs()` (auxiliary MCAP channels)
+or any `FrameSink` (e.g. a live view) receives after publication, with the frame's sequence and
+timestamps. A producer-chosen log time (simulated time) would be one more `Frame` field, written
+by a recording sink instead of the transport tap (today log time = the record's available time).
 """
 from __future__ import annotations
 
@@ -144,8 +147,8 @@ class ProducerRunner:
 
     `transport`: where a `TactilePublisher` is opened; or `publisher`: an open one for the
     producer's collection (neither: nothing is published, e.g. a scenario run for its checks;
-    the sinks still see every frame). `recorder`: an `McapRecorder` that records the collection as it
-    appears on `transport` plus the producer's `recording_outputs`; the runner polls it and the
+    the sinks still see every frame). `recorder`: an `McapRecorder` that records the collection
+    as it appears on `transport` plus the producer's `recording_outputs`; the runner polls it, the
     caller closes it. `speed`: on-demand producers run at real time × speed, None = as fast as
     possible. `progress`: anything with `update(n)` (a tqdm bar). `clock_ns` / `sleep`: the
     runner's time (tests use a fake clock; the publisher stamps frames with the real one).
@@ -182,6 +185,7 @@ class ProducerRunner:
             recorder.add_collection(transport, producer.collection_id)
             self.sinks += producer.recording_outputs(recorder)
         self.sinks += list(sinks)
+        self._owns_publisher = transport is not None
         if transport is not None:
             publisher = TactilePublisher(producer.collection_id, producer.metadata, transport,
                                          metadata_period_s=metadata_period_s,
@@ -287,12 +291,12 @@ class ProducerRunner:
             self._stop_reason = "stopped"
 
     def close(self) -> None:
-        """Close the sinks and the publisher (withdraws liveliness). The recorder and producer
-        belong to the caller. Idempotent."""
+        """Close the sinks and the publisher the runner opened (withdraws liveliness). The
+        recorder, the producer and a publisher given to the runner belong to the caller. Idempotent."""
         sinks, self.sinks = self.sinks, []
         for sink in sinks:
             sink.close()
-        if self.publisher is not None:
+        if self.publisher is not None and self._owns_publisher:
             self.publisher.close()
 
     def __enter__(self) -> "ProducerRunner":
