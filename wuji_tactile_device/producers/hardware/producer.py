@@ -38,6 +38,7 @@ from .calibration import SATURATION_LEVEL, load_full_scale, missing_calibration_
 from .device import FingertipDevice, FingertipFrame, FingertipInfo
 from .format import SensorFormat, parse_format
 from .layout_metadata import DEFAULT_AXIS_MAPPING, AxisMapping, hardware_metadata
+from .resultant_topic import ResultantRecorder
 
 log = logging.getLogger(__name__)
 
@@ -430,8 +431,6 @@ class HardwareProducer(Producer):
                                         frame.sample_time_ns, frame.device_time_ns // 1000, self.resultants)
 
     def recording_outputs(self, recorder) -> list[FrameSink]:
-        from .resultant_topic import ResultantRecorder
-
         return [ResultantRecorder(recorder, self.collection_id, source=self)]
 
     def file_metadata(self) -> dict[str, str]:

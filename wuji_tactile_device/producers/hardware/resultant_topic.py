@@ -28,11 +28,13 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...hands.wuji_hand2 import FINGERS
 from ..base import FrameSink
-from .producer import TickResultants
+
+if TYPE_CHECKING:  # annotations only: the producer imports this module
+    from .producer import TickResultants
 
 log = logging.getLogger(__name__)
 
