@@ -12,7 +12,6 @@ import logging
 import signal
 import sys
 import time
-from pathlib import Path
 from typing import Any, Iterator
 
 from ..errors import TransportError
@@ -170,7 +169,3 @@ def _in_process(transport) -> bool:
     from ..streams.inproc import InProcessBus
 
     return isinstance(transport, InProcessBus)
-
-
-def recorded_note(args: argparse.Namespace) -> str:
-    return f"; wrote {Path(args.record)}" if getattr(args, "record", None) else ""
