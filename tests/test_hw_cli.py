@@ -68,3 +68,20 @@ def test_stall_and_clock_jump_faults_are_reported_and_counted(capsys):
     err = capsys.readouterr().err
     assert "thumb (stalled: no frames)" in err and "pinky: sensor info revised" in err
     assert "clock jumps 1; info revisions 1" in err and "duplicate 1" in err
+
+
+def test_producer_log_lines_go_above_the_bar_only_during_the_run(capsys):
+    """`hw` prints the producer's events above its progress bar while it runs and gives the
+    package logger back exactly as it found it (handlers, level, propagation)."""
+    import logging
+
+    logger = logging.getLogger("wuji_tactile_device.producers.hardware")
+    mine = logging.NullHandler()
+    logger.addHandler(mine)
+    before = (list(logger.handlers), logger.level, logger.propagate)
+    try:
+        assert hw(["--emulate", "--fast", "--duration", "0.5", "--fault", "stall:thumb@0.1-0.2"]) == 0
+        assert "hw: no data for" in capsys.readouterr().err  # the stall, printed through the bar
+        assert (list(logger.handlers), logger.level, logger.propagate) == before
+    finally:
+        logger.removeHandler(mine)

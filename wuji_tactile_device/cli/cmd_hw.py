@@ -9,14 +9,13 @@ pads' zero calibration.
 from __future__ import annotations
 
 import argparse
-import logging
+import os
 import re
-import signal
 import sys
 import time
 
 from ..errors import ProducerError
-from .cmd_record import add_zenoh_arguments, open_zenoh
+from .common import add_publish_arguments, add_recording_arguments, exit_code, run_producer, wants_zenoh
 
 FAULT_KINDS = ("offline", "stall", "truncated", "oversized", "duplicate", "revise", "jump")
 
@@ -65,14 +64,10 @@ def register(subparsers) -> None:
     conv.add_argument("--stale-ms", type=float, help="silence after which a finger is unavailable (default 5 periods)")
     out = p.add_argument_group("output")
     out.add_argument("--collection", metavar="ID", help="collection id (default tactile/<hand>)")
-    out.add_argument("--publish", choices=("inproc", "zenoh"), default="inproc",
-                     help="inproc: this process only (default; use with --record); zenoh: publish on Zenoh "
-                          "(loopback unless configured)")
-    out.add_argument("--record", metavar="OUT.mcap", help="record the collection to an MCAP file, with the "
-                     "device's own per-finger resultants and temperatures on topic <collection>/device_resultants")
-    out.add_argument("--overwrite", action="store_true", help="replace the recording if it exists")
+    add_recording_arguments(out, ", with the device's own per-finger resultants and temperatures on topic "
+                                 "<collection>/device_resultants")
     out.add_argument("--duration", type=float, metavar="S", help="stop after S seconds (default: Ctrl-C; emulation: scenario length)")
-    add_zenoh_arguments(p)
+    add_publish_arguments(p)
     cal = p.add_argument_group("zero calibration")
     cal.add_argument("--calibrate-zero", action="store_true",
                      help="re-zero all five pads (they must be unloaded) and exit")
@@ -94,6 +89,9 @@ def _config(args):
 
 
 def _open_device(args):
+    # The vendor SDK prints a telemetry notice unless told not to: silenced here, for this
+    # command, unless the user set the variable (library users choose for themselves).
+    os.environ.setdefault("WUJI_TELEMETRY_DISABLE", "1")
     from ..producers.emulated import EmulatedHand2
     from ..producers.hardware import SdkFingertipDevice, connect_sdk_hand
 
@@ -108,7 +106,7 @@ def _open_device(args):
 def run(args: argparse.Namespace) -> int:
     if args.calibrate_zero:
         return _calibrate(args)
-    if args.publish == "inproc" and not args.record and not (args.zenoh or args.zenoh_listen or args.zenoh_config):
+    if not args.record and not wants_zenoh(args):
         print("wuji-tactile hw: note: nothing leaves this process (no --record, --publish inproc)", file=sys.stderr)
     faults = [_parse_fault(f) for f in args.fault]
     if faults and not args.emulate:
@@ -118,120 +116,41 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _publish(args, device, emu, faults) -> int:
-    from tqdm import tqdm
+    from ..producers.emulated.simulation import EmulatedHandProducer, simulation_forces
+    from ..producers.hardware import HardwareProducer
 
-    from ..producers.hardware import HardwareProducer, ResultantRecorder
-    from ..streams.inproc import InProcessBus
-
-    transport = open_zenoh(args) if (args.publish == "zenoh" or args.zenoh or args.zenoh_listen or args.zenoh_config) \
-        else InProcessBus()
-    recorder = producer = None
-    bar = tqdm(desc="hw", unit=" frames", file=sys.stderr, mininterval=0.5)
-    previous_term = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         config = _config(args)
-        _log_through(bar)
-        producer = HardwareProducer(device, transport, config)
-        if args.record:
-            from ..recording import McapRecorder
-            recorder = McapRecorder(args.record, overwrite=args.overwrite, file_metadata={
-                "producer_kind": "hardware-emulated" if emu is not None else "hardware",
-                "hand_side": args.hand, "collections": config.collection,
-                "device_serial_number": device.serial_number,
-                "axis_mapping": config.axis_mapping.describe(),
-                "layout_sources": ",".join(f"{k}={v}" for k, v in producer.layout_sources.items())})
-            recorder.add_collection(transport, config.collection)
-            producer.publisher.publish_metadata()  # the first one went out before the recorder listened
-            recorder.poll()
-            producer.on_tick = ResultantRecorder(recorder, config.collection)
-        source = "the emulated hand" if emu else f"hand {device.serial_number}"
-        layout = ", ".join(f"{k}: {v}" for k, v in producer.layout_sources.items())
-        bar.write(f"hw: publishing {config.collection}: {producer.num_taxels} taxels at {producer.rate_hz:g} Hz "
-                  f"from {source}; layout {layout}; axes: {config.axis_mapping.describe()}", file=sys.stderr)
-        try:
-            if emu is not None:
-                _drive_emulator(args, emu, producer, recorder, bar, faults)
-            else:
-                _drive_device(args, producer, recorder, bar)
-            if recorder is not None:  # a network transport delivers asynchronously: take the tail
-                time.sleep(0.1)
-                recorder.poll()
-        except KeyboardInterrupt:
-            pass
-    finally:
-        bar.close()
-        previous_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
-        try:
-            if recorder is not None:
-                recorder.close()
-            if producer is not None:
-                producer.close()  # closes the device too
-            else:
-                device.close()
-            transport.close()
-        finally:
-            signal.signal(signal.SIGINT, previous_int)
-            signal.signal(signal.SIGTERM, previous_term)
-    c = producer.counters()
-    lost = {k: sum(c[k].values()) for k in ("dropped", "lost", "late", "duplicate", "malformed", "digest_mismatch")}
-    print(f"hw: published {c['published']} frames; " + ", ".join(f"{k} {v}" for k, v in lost.items())
-          + f"; clock jumps {c['clock_jumps']}; info revisions {c['info_revisions']}; saturated "
-          f"{sum(c['saturated'].values())}" + (f"; wrote {args.record}" if args.record else ""), file=sys.stderr)
-    return 0
+        producer = HardwareProducer(device, config)
+    except BaseException:
+        device.close()
+        raise
+    duration, speed = args.duration, None
+    if emu is not None:
+        state: dict[int, str] = {}
 
+        def inject(emulator, t: float) -> None:
+            for k, fault in enumerate(faults):
+                _apply_fault(emulator, fault, t, state, k)
 
-class _BarHandler(logging.Handler):
-    """Producer log records (finger unavailable / recovered, info revised, malformed frames) as
-    lines above the progress bar."""
-
-    def __init__(self, bar):
-        super().__init__(logging.INFO)
-        self.bar = bar
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.bar.write(f"hw: {record.getMessage()}", file=sys.stderr)
-
-
-def _log_through(bar) -> None:
-    logger = logging.getLogger("wuji_tactile_device.producers.hardware")
-    logger.handlers[:] = [_BarHandler(bar)]
-    logger.setLevel(logging.INFO)
-    logger.propagate = False
-
-
-def _drive_device(args, producer, recorder, bar) -> None:
-    end = None if args.duration is None else time.monotonic() + args.duration
-    while end is None or time.monotonic() < end:
-        n = producer.step()
-        if recorder is not None:
-            recorder.poll()
-        if n:
-            bar.update(n)
-        else:
-            time.sleep(0.001)
-
-
-def _drive_emulator(args, emu, producer, recorder, bar, faults) -> None:
-    from ..producers.emulated import simulation_forces
-
-    period = 1.0 / emu.rate_hz
-    start = time.monotonic()
-    state: dict[int, str] = {}
-    source = simulation_forces(args.hand, args.scenario, seed=args.seed, duration_s=args.duration,
-                               playback_file=args.joints, playback_rate=args.rate)
-    for i, forces in enumerate(source):
-        t = i * period
-        for k, fault in enumerate(faults):
-            _apply_fault(emu, fault, t, state, k)
-        if not args.fast:
-            delay = start + t - time.monotonic()
-            if delay > 0:
-                time.sleep(delay)
-        emu.emit(forces)
-        n = producer.step()
-        if recorder is not None:
-            recorder.poll()
-        bar.update(n)
+        source = simulation_forces(args.hand, args.scenario, seed=args.seed, duration_s=args.duration,
+                                   playback_file=args.joints, playback_rate=args.rate)
+        producer = EmulatedHandProducer(emu, producer, source, before_tick=inject)
+        duration, speed = None, None if args.fast else 1.0  # the scenario's length (cut by --duration) ends it
+    hw = getattr(producer, "hardware", producer)
+    source_name = "the emulated hand" if emu else f"hand {device.serial_number}"
+    layout = ", ".join(f"{k}: {v}" for k, v in hw.layout_sources.items())
+    announce = (f"hw: publishing {config.collection}: {hw.num_taxels} taxels at {hw.rate_hz:g} Hz from {source_name}; "
+                f"layout {layout}; axes: {config.axis_mapping.describe()}")
+    run = run_producer(producer, args, desc="hw", duration_s=duration, speed=speed, announce=announce,
+                       log_name="wuji_tactile_device.producers.hardware", metadata_period_s=config.metadata_period_s)
+    c = hw.counters
+    lost = {k: sum(getattr(c, k).values()) for k in ("dropped", "lost", "late", "duplicate", "malformed",
+                                                     "digest_mismatch")}
+    print(f"hw: published {run.published} frames; " + ", ".join(f"{k} {v}" for k, v in lost.items())
+          + f"; clock jumps {c.clock_jumps}; info revisions {c.info_revisions}; saturated "
+          f"{sum(c.saturated.values())}" + (f"; wrote {args.record}" if args.record else ""), file=sys.stderr)
+    return exit_code(run)
 
 
 _FAULT = re.compile(r"^(?P<kind>[a-z]+)(?::(?P<finger>[a-z]+))?@(?P<t0>\d+(?:\.\d*)?)(?:-(?P<t1>\d+(?:\.\d*)?))?$")
@@ -300,6 +219,3 @@ def _calibrate(args) -> int:
           file=sys.stderr)
     return 0
 
-
-def _raise_interrupt(signum, frame) -> None:
-    raise KeyboardInterrupt

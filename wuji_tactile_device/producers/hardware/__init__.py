@@ -2,8 +2,8 @@
 
     device = connect_sdk_hand(side="right")              # vendor SDK (optional extra)
     device = SdkFingertipDevice(EmulatedHand2("right"))  # or the emulated hand (producers.emulated)
-    producer = HardwareProducer(device, transport, HardwareConfig(side="right"))
-    producer.run()
+    producer = HardwareProducer(device, HardwareConfig(side="right"))
+    ProducerRunner(producer, transport).run()            # producers.base: the one run loop
 
 Modules: `format` (format JSON + frame decoder), `device` (protocol + SDK adapter, reconnection),
 `assembly` (five independently clocked streams → ticks), `layout_metadata` (geometry → metadata,
@@ -21,14 +21,16 @@ from .layout_metadata import DEFAULT_AXIS_MAPPING, AxisMapping, device_taxel_pos
 from .health_topic import HealthRecorder, health_topic
 from .identity import (DiscoveredHand, HandednessMismatchError, HandIdentity, connection_name, read_identity,
                        resolve_side, scan_hands)
-from .producer import FingerResultant, HardwareConfig, HardwareProducer, ProducerEvent, TickResultants
+from .producer import (FingerResultant, HardwareConfig, HardwareCounters, HardwareProducer, ProducerEvent,
+                       TickResultants)
 from .recovery import DeviceDisconnectedError, DeviceTimeoutError, RetryPolicy
 from .resultant_topic import ResultantRecorder, resultants_topic
 from .zero_calibration import ZeroCalibrationReport, calibrate_zero
 
 __all__ = [
     "Aggregate", "AssemblyCounters", "AxisMapping", "DEFAULT_AXIS_MAPPING", "FingerResultant",
-    "FingertipDevice", "FingertipFrame", "FingertipInfo", "FingertipStatus", "HardwareConfig", "HardwareProducer",
+    "FingertipDevice", "FingertipFrame", "FingertipInfo", "FingertipStatus", "HardwareConfig", "HardwareCounters",
+    "HardwareProducer",
     "ProducerEvent", "ResultantRecorder", "SdkFingertipDevice", "SensorFormat", "TickAssembler", "TickResultants",
     "build_format", "connect_sdk_hand", "device_taxel_poses", "hardware_metadata", "load_full_scale",
     "parse_format", "resultants_topic", "sdk_module", "write_full_scale",

@@ -1,13 +1,16 @@
 """The hardware producer: a Wuji Hand 2's five fingertip streams → the tactile contract.
 
-Start-up confirms every finger (online, info fetched, `format` parsed, units usable), builds the
-metadata from the device's own point layout and the shared hand kinematics, and opens a
-`TactilePublisher`. Each `step()` pulls what arrived, checks every frame (info digest, exact
-length), assembles ticks by device timestamp, decodes one tick (one strided read per finger),
-converts units (normalized × full scale), maps device point axes to contract taxel axes and
-publishes. Per-finger resultants [N] and temperature [°C] from the device's aggregate block are
-kept per published tick in `resultants` / `last_tick` (recorded on their own MCAP topic by
-`resultant_topic.ResultantRecorder`), never mixed into the contract stream.
+`HardwareProducer` is a source-driven `Producer` (see `producers.base`): the run loop
+(`ProducerRunner`) publishes its frames, republishes its metadata, records and stops it.
+Start-up confirms every finger (online, info fetched, `format` parsed, units usable) and builds
+the metadata from the device's own point layout and the shared hand kinematics. Each
+`next_frame()` hands out the oldest assembled tick; when none is waiting it pulls what arrived,
+checks every frame (info digest, exact length), assembles ticks by device timestamp, decodes
+(one strided read per finger), converts units (normalized × full scale) and maps device point
+axes to contract taxel axes. Per-finger resultants [N] and temperature [°C] from the device's
+aggregate block are kept per published tick in `resultants` / `last_tick` (recorded on their own
+MCAP topic by `resultant_topic.ResultantRecorder`, the producer's recording output), never mixed
+into the contract stream.
 
 Never stale: a finger that sends nothing for `stale_after_s` marks the hand unavailable (no tick
 can complete, so nothing is published), is reported by name (offline vs stalled, from the
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, NamedTuple
@@ -26,16 +30,17 @@ import numpy as np
 
 from ...errors import DeviceFormatError, FingerOfflineError, LayoutChangedError, ProducerError
 from ...contract.geometry import rpy_to_matrix
-from ...streams.publisher import TactilePublisher
-from ...streams.base import Transport
+from ...contract.records import DeviceDataTimestamp
 from ...hands.wuji_hand2 import FINGERS
-from .assembly import TickAssembler
+from ..base import Counters, Frame, FrameSink, Producer
+from .assembly import AssemblyCounters, TickAssembler
 from .calibration import SATURATION_LEVEL, load_full_scale, missing_calibration_error
 from .device import FingertipDevice, FingertipFrame, FingertipInfo
 from .format import SensorFormat, parse_format
 from .identity import resolve_side
 from .layout_metadata import DEFAULT_AXIS_MAPPING, AxisMapping, hardware_metadata
 from .recovery import Backoff, RetryPolicy, bounded, is_timeout
+from .resultant_topic import ResultantRecorder
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +57,7 @@ class HardwareConfig:
     declares no placement (e.g. `simulation_layout(side)`); None = refuse such fingers.
     `tolerance_us`: max device-timestamp spread within one tick (None = half a period).
     `stale_after_s`: silence after which a finger counts as gone (None = 5 periods).
+    `metadata_period_s`: metadata republication period [s] when run by the CLI.
     """
 
     side: str
@@ -87,9 +93,8 @@ class FingerResultant(NamedTuple):
 class TickResultants(NamedTuple):
     """The device resultants of one published tick, with the tick's identity in the contract
     stream: `sequence` is the published data record's sequence, `sample_time_ns` its sample
-    time (local monotonic clock) and `device_time_us` its device time; `available_time_ns` is
-    the local monotonic clock read right after publication (tens of µs after the data record's
-    own available time). `resultants`: finger → FingerResultant, only fingers whose format
+    time (local monotonic clock), `device_time_us` its device time and `available_time_ns` its
+    available time (when it was published). `resultants`: finger → FingerResultant, only fingers whose format
     declares an aggregate force."""
 
     sequence: int
@@ -128,6 +133,20 @@ class _DecodedFrame(NamedTuple):
 
 
 @dataclass
+class HardwareCounters(AssemblyCounters, Counters):
+    """The assembly counters (per finger: dropped, lost, late, duplicate, malformed,
+    digest_mismatch; ticks, clock_jumps) plus `frames` handed to the run loop, `info_revisions`,
+    `saturated` samples per finger and the `unavailable` fingers."""
+
+    frames: int = 0
+    info_revisions: int = 0
+    saturated: dict[str, int] = field(default_factory=dict)
+    unavailable: tuple[str, ...] = ()
+    recovery: dict[str, int] = field(default_factory=dict)  # SDK calls on the recovery path: attempts, timeouts, ...
+    link: dict[str, int] = field(default_factory=dict)  # the device link: stream errors, reconnects, ...
+
+
+@dataclass
 class ProducerEvent:
     kind: str  # "unavailable" | "recovered" | "info_revised" | "malformed" | "reconnected" | "recovery_failed"
     fingers: tuple[str, ...]
@@ -135,16 +154,18 @@ class ProducerEvent:
     time_ns: int = field(default_factory=time.monotonic_ns)
 
 
-class HardwareProducer:
-    """Publishes a hand's fingertip tactile data as the contract on `transport`."""
+class HardwareProducer(Producer):
+    """A hand's fingertip tactile data as contract frames (`Producer`, source-driven: run it
+    with `ProducerRunner(producer, transport)`). Closing it closes the device."""
 
-    def __init__(self, device: FingertipDevice, transport: Transport, config: HardwareConfig, *,
-                 on_event: Callable[[ProducerEvent], None] | None = None,
-                 on_tick: Callable[["HardwareProducer"], None] | None = None):
+    period_s = None
+
+    def __init__(self, device: FingertipDevice, config: HardwareConfig, *,
+                 on_event: Callable[[ProducerEvent], None] | None = None):
         self.device = device
         self.config = config
+        self.collection_id = config.collection
         self.on_event = on_event
-        self.on_tick = on_tick
         self.events: list[ProducerEvent] = []
         self.info_revisions = 0
         #: The last published tick's device resultants (finger → FingerResultant).
@@ -191,9 +212,10 @@ class HardwareProducer:
         self._forces = np.zeros((self.num_taxels, 3), dtype=np.float32)
         self._force_matrix_t = np.ascontiguousarray(config.axis_mapping.force_matrix.T, dtype=np.float32)
         self._load_calibration()
-        self.publisher = TactilePublisher(config.collection, self.metadata, transport,
-                                          metadata_period_s=config.metadata_period_s)
-        self.published = 0
+        self._ready: deque[list[_DecodedFrame]] = deque()  # assembled ticks not handed out yet
+        self._frame = Frame(self._forces, 0, 0)
+        self._tick_resultants: dict[str, FingerResultant] = {}
+        self.frames = 0
         self.device.open_streams()
         self._grace_end_ns = time.monotonic_ns() + int(config.startup_grace_s * 1e9)
         for f in self._fingers.values():
@@ -271,17 +293,18 @@ class HardwareProducer:
         """Saturated taxel samples per finger (normalized mode: any axis at |v| ≥ 1)."""
         return {f: s.saturated for f, s in self._fingers.items()}
 
-    def counters(self) -> dict:
-        d = self.assembler.counters.as_dict()
-        d["published"] = self.published
-        d["info_revisions"] = self.info_revisions
-        d["saturated"] = self.saturated
-        d["unavailable"] = list(self.unavailable_fingers)
-        d["recovery"] = dict(self.recovery)
+    def frames_waiting(self) -> bool:
+        """True while ticks assembled by the last device poll are not handed out yet."""
+        return bool(self._ready)
+
+    @property
+    def counters(self) -> HardwareCounters:
+        """A snapshot of the counters."""
         link = getattr(self.device, "link_counters", None)
-        if link is not None:
-            d["link"] = dict(link)
-        return d
+        return HardwareCounters(**self.assembler.counters.as_dict(), frames=self.frames,
+                                info_revisions=self.info_revisions, saturated=self.saturated,
+                                unavailable=self.unavailable_fingers, recovery=dict(self.recovery),
+                                link=dict(link) if link is not None else {})
 
     def device_metadata(self) -> dict[str, str]:
         """String pairs for the recording's file metadata: the hand's identity (serial number,
@@ -295,8 +318,19 @@ class HardwareProducer:
                 out[f"format_unknown_{name}"] = "; ".join(s.fmt.unknown)
         return out
 
-    def step(self, now_ns: int | None = None) -> int:
-        """Pull, check, assemble and publish what arrived. Returns frames published."""
+    def next_frame(self, now_ns: int | None = None) -> Frame | None:
+        """The oldest assembled tick as a frame (reused: valid until the next call); when none is
+        waiting, pull, check and assemble what arrived first. None: no complete tick (or a finger
+        is unavailable)."""
+        if not self._ready:
+            self._pull(time.monotonic_ns() if now_ns is None else now_ns)
+        if not self._ready:
+            return None
+        return self._to_frame(self._ready.popleft())
+
+    def _pull(self, now_ns: int) -> None:
+        """Pull, check and assemble what arrived; complete ticks go to `_ready` (none while a
+        finger is unavailable)."""
         if getattr(self.device, "generation", 0) != self._generation:
             self._reconnected()
         frames = self.device.poll()
@@ -320,14 +354,10 @@ class HardwareProducer:
                         other.last_device_us = None
         for name in sorted(returning, key=FINGERS.index):
             self._recover(self._fingers[name])
-        self._check_stale(time.monotonic_ns() if now_ns is None else now_ns)
+        self._check_stale(now_ns)
         if self.unavailable_fingers:
-            return 0
-        published = 0
-        for tick in self.assembler.pop_ready():
-            self._publish(tick)
-            published += 1
-        return published
+            return
+        self._ready.extend(self.assembler.pop_ready())
 
     def _accept(self, finger: _Finger, fr: FingertipFrame) -> bool:
         c = self.assembler.counters
@@ -468,7 +498,7 @@ class HardwareProducer:
             resultant = FingerResultant(fr.finger, agg.force, tip, agg.temperature_c, fr.timestamp_us)
         return _DecodedFrame(fr.finger, fr.seq, fr.timestamp_us, fr.received_ns, values, resultant)
 
-    def _publish(self, tick: list["_DecodedFrame"]) -> None:
+    def _to_frame(self, tick: list["_DecodedFrame"]) -> Frame:
         dev = self._device_forces
         ts_sum = 0
         resultants: dict[str, FingerResultant] = {}
@@ -479,37 +509,34 @@ class HardwareProducer:
             ts_sum += fr.timestamp_us
         np.matmul(dev, self._force_matrix_t, out=self._forces)
         ts_us = ts_sum // len(tick)
-        sample_ns = self.assembler.clock.to_local_ns(ts_us)
-        sequence = self.publisher.publish(self._forces, sample_time_ns=sample_ns, device_time_ns=ts_us * 1000)
-        self.resultants = resultants
-        available_ns = self.publisher.last_timestamp.available_time_local_common_clock
-        self.last_tick = TickResultants(sequence, available_ns, sample_ns, ts_us, resultants)
-        self.published += 1
-        if self.on_tick is not None:
-            self.on_tick(self)
+        frame = self._frame
+        frame.sample_time_ns = self.assembler.clock.to_local_ns(ts_us)
+        frame.device_time_ns = ts_us * 1000
+        self._tick_resultants = resultants
+        self.frames += 1
+        return frame
+
+    def on_published(self, frame: Frame, sequence: int, timestamp: DeviceDataTimestamp) -> None:
+        self.resultants = self._tick_resultants
+        self.last_tick = TickResultants(sequence, timestamp.available_time_local_common_clock,
+                                        frame.sample_time_ns, frame.device_time_ns // 1000, self.resultants)
+
+    def recording_outputs(self, recorder) -> list[FrameSink]:
+        return [ResultantRecorder(recorder, self.collection_id, source=self)]
+
+    def file_metadata(self) -> dict[str, str]:
+        return {"producer_kind": "hardware", "hand_side": self.config.side, "collections": self.collection_id,
+                "device_serial_number": self.device.serial_number,
+                "axis_mapping": self.config.axis_mapping.describe(),
+                "layout_sources": ",".join(f"{k}={v}" for k, v in self.layout_sources.items())}
 
     @property
     def last_forces(self) -> np.ndarray:
-        """The last published frame (N, 3) [N], contract taxel axes (a view; copy to keep)."""
+        """The last frame (N, 3) [N], contract taxel axes (a view; copy to keep)."""
         return self._forces
 
-    def run(self, *, duration_s: float | None = None, should_stop: Callable[[], bool] | None = None,
-            idle_sleep_s: float = 0.001) -> None:
-        """Step until `duration_s` elapsed or `should_stop()`; sleeps briefly when idle."""
-        end = None if duration_s is None else time.monotonic() + duration_s
-        while (end is None or time.monotonic() < end) and not (should_stop and should_stop()):
-            if self.step() == 0:
-                time.sleep(idle_sleep_s)
-
     def close(self) -> None:
-        self.publisher.close()
         self.device.close()
-
-    def __enter__(self) -> "HardwareProducer":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def _aggregate_rotation(fmt: SensorFormat) -> np.ndarray | None:

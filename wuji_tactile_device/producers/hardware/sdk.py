@@ -2,7 +2,6 @@
 the SDK's own when it is installed, and the emulation's stand-ins for them."""
 from __future__ import annotations
 
-import os
 from typing import Any
 
 
@@ -17,9 +16,8 @@ class EmulatedNodeOfflineError(Exception):
 
 
 def sdk_module() -> Any | None:
-    """The imported `wuji_sdk` module, or None when the optional extra is not installed.
-    Sets WUJI_TELEMETRY_DISABLE=1 unless the user chose otherwise (the SDK prints a notice)."""
-    os.environ.setdefault("WUJI_TELEMETRY_DISABLE", "1")
+    """The imported `wuji_sdk` module, or None when the optional extra is not installed. (The
+    SDK prints a telemetry notice unless WUJI_TELEMETRY_DISABLE=1: `wuji-tactile hw` sets it.)"""
     try:
         import wuji_sdk  # noqa: PLC0415 (optional dependency)
     except ImportError:
