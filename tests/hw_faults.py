@@ -12,6 +12,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
+from hw_loop import OnLoop
 from wuji_tactile_device.producers.emulated import EmulatedHand2
 from wuji_tactile_device.producers.emulated.emulator import EmulatedSdkManager
 from wuji_tactile_device.producers.hardware import HardwareConfig, HardwareProducer
@@ -38,8 +39,7 @@ class Rig:
         self.emu = hand(**emu_kw)
         self.manager = EmulatedSdkManager([self.emu])
         self.device = connect_sdk_hand(sn=self.emu.serial_number, manager=self.manager, policy=POLICY)
-        self.producer = HardwareProducer(self.device, InProcessBus(),
-                                         HardwareConfig(side="right", stale_after_s=0.05, recovery=POLICY))
+        self.producer = OnLoop(HardwareProducer(self.device, HardwareConfig(side="right", stale_after_s=0.05, recovery=POLICY)), InProcessBus())
 
     def tick(self) -> int:
         self.emu.emit(ZERO)

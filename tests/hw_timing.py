@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from hw_loop import OnLoop
 from wuji_tactile_device.hands.wuji_hand2 import FINGERS
 from wuji_tactile_device.producers.emulated import EmulatedHand2
 from wuji_tactile_device.producers.hardware import HardwareConfig, HardwareProducer, SdkFingertipDevice
@@ -53,8 +54,7 @@ def run_pattern(timing: dict[str, dict], ticks: int = 600, *, seed: int = 0, war
     emu = _hand(seed)
     for f, kw in timing.items():
         emu.set_timing(f, **kw)
-    producer = HardwareProducer(SdkFingertipDevice(emu), InProcessBus(),
-                                HardwareConfig(side="right", stale_after_s=3600.0, metadata_period_s=3600.0))
+    producer = OnLoop(HardwareProducer(SdkFingertipDevice(emu), HardwareConfig(side="right", stale_after_s=3600.0, metadata_period_s=3600.0)), InProcessBus())
     seen: dict[str, set] = {f: set() for f in FINGERS}
     out = {"reused": 0, "over": 0, "worst": 0}
     counts = {f: 0 for f in FINGERS}
@@ -71,7 +71,14 @@ def run_pattern(timing: dict[str, dict], ticks: int = 600, *, seed: int = 0, war
         if spread >= (assembler.tick_period_us or PERIOD_US):
             out["over"] += 1
 
-    producer.on_tick = on_tick
+    inner = producer.producer
+    on_published = inner.on_published
+
+    def spy(frame, sequence, timestamp):  # measure every published tick
+        on_published(frame, sequence, timestamp)
+        on_tick(inner)
+
+    inner.on_published = spy
     sub_counts = {f: 0 for f in FINGERS}
     for k in range(ticks):
         before = {f: emu.pad(f).seq for f in FINGERS}

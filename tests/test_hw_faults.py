@@ -53,7 +53,14 @@ def test_after_a_reconnect_every_finger_is_reconfirmed_before_anything_is_publis
     rig = Rig()
     rig.run(0.05)
     published = []
-    rig.producer.on_tick = lambda p: published.append(len(p.events))
+    producer = rig.producer.producer
+    on_published = producer.on_published
+
+    def spy(frame, sequence, timestamp):  # the events seen when each tick is published
+        published.append(len(producer.events))
+        on_published(frame, sequence, timestamp)
+
+    producer.on_published = spy
     _lose(rig)
     rig.emu.restore_link()
     rig.until_published()

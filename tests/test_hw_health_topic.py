@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from mcap.reader import make_reader
 
+from hw_loop import OnLoop
 from wuji_tactile_device.hands.wuji_hand2 import FINGERS
 from wuji_tactile_device.producers.emulated import EmulatedHand2
 from wuji_tactile_device.producers.hardware import HardwareConfig, HardwareProducer, SdkFingertipDevice
@@ -28,7 +29,7 @@ def record(path: Path, ticks: int = 120, *, ring_offline=(60, 90), joint_error=N
     if joint_error:
         emu.set_joint_error(*joint_error)
     bus = InProcessBus()
-    producer = HardwareProducer(SdkFingertipDevice(emu), bus, HardwareConfig(side="right"))
+    producer = OnLoop(HardwareProducer(SdkFingertipDevice(emu), HardwareConfig(side="right")), bus)
     now = [0]
     with McapRecorder(path) as rec:
         rec.add_collection(bus, "tactile/right")
@@ -103,7 +104,7 @@ def test_joint_names_follow_the_sdks_nid_mapping():
 def test_without_diagnostics_only_the_producers_own_view_is_written(tmp_path):
     emu = EmulatedHand2("right", diagnostics_every=0)
     bus = InProcessBus()
-    producer = HardwareProducer(SdkFingertipDevice(emu), bus, HardwareConfig(side="right"))
+    producer = OnLoop(HardwareProducer(SdkFingertipDevice(emu), HardwareConfig(side="right")), bus)
     with McapRecorder(tmp_path / "n.mcap") as rec:
         health = HealthRecorder(rec, "tactile/right", producer, period_s=0.1, clock=lambda: 0)
         emu.emit(np.zeros((176, 3)))

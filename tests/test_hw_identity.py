@@ -9,6 +9,7 @@ import sys
 import numpy as np
 import pytest
 
+from hw_loop import OnLoop
 from wuji_tactile_device.errors import ProducerError
 from wuji_tactile_device.producers.emulated import EmulatedHand2
 from wuji_tactile_device.producers.emulated.emulator import EmulatedSdkManager
@@ -56,7 +57,7 @@ def test_serial_number_convention():
 def test_producer_refuses_a_hand_that_reports_the_other_side():
     emu = EmulatedHand2("right", reported_side="left")  # e.g. --hand right, connected by serial to a left hand
     with pytest.raises(HandednessMismatchError, match="--hand right was asked for, but hand EMUK0001 reports it is a left hand"):
-        HardwareProducer(SdkFingertipDevice(emu), InProcessBus(), HardwareConfig(side="right"))
+        OnLoop(HardwareProducer(SdkFingertipDevice(emu), HardwareConfig(side="right")), InProcessBus())
 
 
 def test_connect_checks_the_side_against_what_the_hand_reports():
@@ -84,7 +85,7 @@ def test_two_producers_in_one_process_get_distinct_connection_names():
 def test_identity_and_unknown_format_keys_reach_the_file_metadata():
     emu = EmulatedHand2("right", firmware_version="v2.4.1", hw_version=(2, 1, 0),
                         format_extras={"calibrated_at": "2026-11-02"}, temperature_unit="celsius")
-    producer = HardwareProducer(SdkFingertipDevice(emu), InProcessBus(), HardwareConfig(side="right"))
+    producer = OnLoop(HardwareProducer(SdkFingertipDevice(emu), HardwareConfig(side="right")), InProcessBus())
     meta = producer.device_metadata()
     assert meta["device_serial_number"] == "EMUK0001" and meta["device_side"] == "right"
     assert meta["device_side_source"] == "handedness()"

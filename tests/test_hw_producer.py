@@ -23,18 +23,7 @@ from wuji_tactile_device.streams.inproc import InProcessBus
 N = 176
 
 
-class OnLoop:
-    """A producer on the run loop, stepped by the test: `step()` publishes every ready tick and
-    returns how many; everything else is the producer's."""
-
-    def __init__(self, producer: HardwareProducer, bus: InProcessBus):
-        self.producer, self.runner = producer, ProducerRunner(producer, bus)
-
-    def step(self) -> int:
-        return self.runner.step()
-
-    def __getattr__(self, name):
-        return getattr(self.producer, name)
+from hw_loop import OnLoop  # noqa: E402
 
 
 def rig(side="right", *, emulator=None, **config):

@@ -10,6 +10,7 @@ import logging
 import numpy as np
 import pytest
 
+from hw_loop import OnLoop
 from wuji_tactile_device.hands.wuji_hand2 import FINGERS
 from wuji_tactile_device.producers.hardware.assembly import TickAssembler
 from wuji_tactile_device.producers.hardware.device import FingertipFrame
@@ -45,7 +46,7 @@ def test_measured_skew_per_finger():
     emu = _hand(0)
     for f, kw in spread_offsets(6000).items():
         emu.set_timing(f, **kw)
-    producer = HardwareProducer(SdkFingertipDevice(emu), InProcessBus(), HardwareConfig(side="right"))
+    producer = OnLoop(HardwareProducer(SdkFingertipDevice(emu), HardwareConfig(side="right")), InProcessBus())
     for _ in range(50):
         emu.emit(np.zeros((176, 3)))
         producer.step()
