@@ -48,7 +48,7 @@ def recording(tmp_path_factory):
         truth["joints"].append(sim_hand_joint_poses(sim))
         truth["t"].append(ts)
 
-    record_simulation(path, make_scenario("press"), max_frames=FRAMES, start_ns=5_000_000_000, on_frame=keep)
+    record_simulation(path, make_scenario("press"), max_frames=FRAMES, on_frame=keep)
     return path, {k: (np.array(v) if k != "t" else v) for k, v in truth.items()}
 
 

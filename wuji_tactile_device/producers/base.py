@@ -14,11 +14,15 @@ Two kinds of producer, told apart by `period_s`:
   and sleeps `idle_sleep_s` when nothing is ready; frames the producer already holds
   (`frames_waiting()`) go out in the same pass.
 
-Hooks for what comes next: `Frame.extras` carries optional per-frame payloads (e.g. the
-simulator's hand joint poses) that a producer's `recording_outputs()` (auxiliary MCAP channels)
-or any `FrameSink` (e.g. a live view) receives after publication, with the frame's sequence and
-timestamps. A producer-chosen log time (simulated time) would be one more `Frame` field, written
-by a recording sink instead of the transport tap (today log time = the record's available time).
+Side data: `Frame.extras` carries optional per-frame payloads (the simulator's hand joint poses
+under `EXTRA_HAND_JOINT_POSES`, its force images under `EXTRA_FORCE_IMAGES`) that a producer's
+`recording_outputs()` (auxiliary MCAP channels) and any `FrameSink` (e.g. the live Foxglove view)
+receive after publication, with the frame's sequence and timestamps.
+
+Time line: a record's available time (= its MCAP log time in a recording) is when the frame was
+published, unless the frame brings its own (`Frame.available_time_ns`): a simulation stamps
+start + simulated time, so its recordings last as long as the simulated run, however fast it was
+computed. Side topics are written at the same timestamp.
 """
 from __future__ import annotations
 
@@ -47,11 +51,20 @@ class Counters:
                 for f in dataclasses.fields(self)}
 
 
+#: `Frame.extras` key: (26, 7) OpenXR joint poses of the hand in the producer's base space
+#: (x, y, z [m], qx, qy, qz, qw), e.g. the simulated hand in the simulation world.
+EXTRA_HAND_JOINT_POSES = "hand_joint_poses"
+#: `Frame.extras` key: (5, 3, H, W) pad force images [N per image cell, pad frame].
+EXTRA_FORCE_IMAGES = "force_images"
+
+
 @dataclass(slots=True)
 class Frame:
     """One force frame. `forces`: (N, 3) [N], each taxel's axes, force on the taxel.
     `sample_time_ns`: when it was sensed, local monotonic clock; `device_time_ns`: the
-    producer's own clock (None = the sample time). `extras`: optional per-frame side payloads by
+    producer's own clock (None = the sample time); `available_time_ns`: when it is available on
+    the producer's own time line (None = when published; a simulation: start + simulated time,
+    equal to the sample time). `extras`: optional per-frame side payloads by
     name (not part of the contract), for the producer's recording outputs and frame sinks.
     A producer may reuse one Frame (and its arrays): the runner is done with it before asking
     for the next."""
@@ -60,6 +73,7 @@ class Frame:
     sample_time_ns: int
     device_time_ns: int | None = None
     extras: dict[str, Any] | None = None
+    available_time_ns: int | None = None
 
 
 class FrameSink:
@@ -100,6 +114,10 @@ class Producer(ABC):
 
     def on_published(self, frame: Frame, sequence: int, timestamp: DeviceDataTimestamp) -> None:
         """Called after `frame` went out as data record `sequence` with `timestamp`."""
+
+    def enable_hand_poses(self) -> None:
+        """Ask for the hand's joint poses in every frame's `extras` (`EXTRA_HAND_JOINT_POSES`),
+        e.g. for a live view. Default: ignored (the producer does not know the hand's pose)."""
 
     def recording_outputs(self, recorder: Any) -> list[FrameSink]:
         """Side topics this producer records next to its collection in `recorder` (an
@@ -221,11 +239,13 @@ class ProducerRunner:
         """Publish one frame and hand it to the producer's hook and the sinks."""
         if self.publisher is not None:
             sequence = self.publisher.publish(frame.forces, sample_time_ns=frame.sample_time_ns,
-                                              device_time_ns=frame.device_time_ns)
+                                              device_time_ns=frame.device_time_ns,
+                                              available_time_ns=frame.available_time_ns)
             timestamp = self.publisher.last_timestamp
         else:
             sequence = self.counters.published
-            timestamp = DeviceDataTimestamp(frame.sample_time_ns, frame.sample_time_ns,
+            timestamp = DeviceDataTimestamp(frame.sample_time_ns if frame.available_time_ns is None
+                                            else frame.available_time_ns, frame.sample_time_ns,
                                             frame.sample_time_ns if frame.device_time_ns is None
                                             else frame.device_time_ns)
         self.counters.published += 1

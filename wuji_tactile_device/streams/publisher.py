@@ -96,13 +96,15 @@ class TactilePublisher:
         self._last_metadata_ns = time.monotonic_ns()
         return sequence
 
-    def publish(self, forces: np.ndarray, *, sample_time_ns: int, device_time_ns: int | None = None) -> int:
+    def publish(self, forces: np.ndarray, *, sample_time_ns: int, device_time_ns: int | None = None,
+                available_time_ns: int | None = None) -> int:
         """Publish one force frame and return its sequence number.
 
         `forces`: `(N, 3)` [N] in each taxel's axes, N = metadata taxel count (converted to
         float32; values that overflow float32 count as non-finite). `sample_time_ns`: when the
         frame was sensed, monotonic clock [ns]; `device_time_ns`: the device's own clock [ns]
-        (defaults to `sample_time_ns`). Available time = monotonic clock at publication.
+        (defaults to `sample_time_ns`). Available time = monotonic clock at publication, unless
+        the producer keeps its own time line (`available_time_ns`: a simulation's simulated clock).
         Raises `DataLayoutError` (shape), `NonFiniteForceError`, `MessageTooLargeError`; nothing
         is sent then."""
         link = self._open_link()
@@ -125,7 +127,8 @@ class TactilePublisher:
         now = time.monotonic_ns()
         if device_time_ns is None:
             device_time_ns = sample_time_ns
-        timestamp = DeviceDataTimestamp(now, sample_time_ns, device_time_ns)
+        timestamp = DeviceDataTimestamp(now if available_time_ns is None else available_time_ns, sample_time_ns,
+                                        device_time_ns)
         payload = encode_tactile_record(array, timestamp)
         if len(payload) > self.max_flatbuffer_size:
             raise MessageTooLargeError(

@@ -2,10 +2,24 @@
 
 `scenario_frames` is THE stepping loop of a scenario (control → step → read → observe), used by
 `SimProducer` (the `Producer` the run loop drives) and by the emulated hand
-(`producers.emulated.simulation_forces`). Timestamps of a `SimProducer` frame: the device clock is
-the simulation time [ns]; the sample time is the monotonic clock when the producer started plus
-the simulation time (paced to real time it tracks the wall clock; as fast as possible it runs
-ahead of it).
+(`producers.emulated.simulation_forces`).
+
+Timestamps of a `SimProducer` frame: the device clock is the simulation time [ns]; the sample
+time is the simulated clock on the monotonic time line, `start_ns + simulation time`, where
+`start_ns` is one frame period before the first frame was asked for (so frame k carries the
+moment its computation began when paced to real time; as fast as possible it runs ahead of the
+wall clock). By default (`log_clock="simulated"`) the available time — and so a recording's log
+time — is that simulated instant too: a 13 s press lasts 13 s in every tool (replay, echo,
+Foxglove), however fast it was computed. `log_clock="wall"` keeps the real publication instants
+as available and log times.
+
+Hand motion: with `hand_poses=True` — and always when the run is recorded (`recording_outputs`)
+— each frame carries the hand's 26 OpenXR joint poses in the simulation world
+(`Frame.extras[EXTRA_HAND_JOINT_POSES]`, ≈ 60 µs per frame, `SimHandPoses`); the recording writes
+them on Isaac Teleop's hand channels (`<hands_name>/left_hand`, `<hands_name>/right_hand`,
+`core.HandPoseRecord`) with the tactile record's exact `DeviceDataTimestamp` and log time, so
+Isaac Teleop's `HandsSource` replays the simulated hand next to the forces. With `images=True`
+the pad force images are in `Frame.extras[EXTRA_FORCE_IMAGES]`.
 """
 from __future__ import annotations
 
@@ -14,14 +28,20 @@ from typing import Callable, Iterator
 
 import numpy as np
 
+from ...contract.records import DeviceDataTimestamp
+from ...hands.openxr_pose import JOINT_RADIUS_M
+from ...recording.hand_channels import DEFAULT_HAND_BASE_NAME, HandPoseChannels
 from ...streams.publisher import TactilePublisher
-from ..base import Frame, FrameSink, Producer, ProducerRunner
+from ..base import EXTRA_FORCE_IMAGES, EXTRA_HAND_JOINT_POSES, Frame, FrameSink, Producer, ProducerRunner
 from .contact_forces import TactileReading
+from .hand_pose import SIM_BASE_SPACE, SimHandPoses
 from .hand_sim import HandSimulation
 from .layout_metadata import sim_metadata
 from .scenarios import FRAME_S, Scenario, ScenarioResult
 
 FrameCallback = Callable[[HandSimulation, TactileReading], None]
+#: `log_clock` values: log recordings at the simulated clock (default) or at the wall clock.
+LOG_CLOCKS = ("simulated", "wall")
 
 
 def scenario_frames(scenario: Scenario, sim: HandSimulation, *, images: bool = False,
@@ -41,25 +61,47 @@ def scenario_frames(scenario: Scenario, sim: HandSimulation, *, images: bool = F
 class SimProducer(Producer):
     """One scenario on the simulated hand as a `Producer` (on demand, one frame per 10 ms of
     simulation time). `sim` and `reading` are the simulation and its last reading; `result()`
-    gives the scenario's checks on the frames stepped so far."""
+    gives the scenario's checks on the frames stepped so far.
+
+    `log_clock`: "simulated" (available and log times = start + simulated time) or "wall" (the
+    real publication time). `start_ns`: monotonic time [ns] of simulated t = 0 (None: one frame
+    period before the first frame is asked for, i.e. after the publisher announced the layout). `hand_poses`: put the hand's
+    joint poses in every frame's extras (also switched on by recording the run). `hands_name`:
+    the Isaac Teleop `HandsSource` name the recorded hand channels are for."""
 
     period_s = FRAME_S
 
     def __init__(self, scenario: Scenario, *, side: str = "right", seed: int = 0, collection_id: str | None = None,
-                 images: bool = False, max_frames: int | None = None):
+                 images: bool = False, max_frames: int | None = None, log_clock: str = "simulated",
+                 start_ns: int | None = None, hand_poses: bool = False, hands_name: str = DEFAULT_HAND_BASE_NAME):
+        if log_clock not in LOG_CLOCKS:
+            raise ValueError(f"log_clock must be one of {', '.join(LOG_CLOCKS)}, got {log_clock!r}")
         self.scenario, self.side, self.seed = scenario, side, seed
         self.collection_id = collection_id or f"tactile/{side}"
         self.metadata = sim_metadata(side)
+        self.log_clock = log_clock
+        self.hands_name = hands_name
         self.sim = scenario.build(side, seed)
         self.num_frames = scenario.num_frames if max_frames is None else min(max_frames, scenario.num_frames)
         self.frames = 0
         self.reading: TactileReading | None = None
+        self._images = images
         self._steps = scenario_frames(scenario, self.sim, images=images, max_frames=self.num_frames)
-        self._start_ns = time.monotonic_ns()
-        self._frame = Frame(np.zeros((self.metadata.num_taxels, 3), np.float32), 0)
+        self._start_ns = start_ns
+        self._frame = Frame(np.zeros((self.metadata.num_taxels, 3), np.float32), 0, extras={})
+        self._hand_poses: SimHandPoses | None = None
+        if hand_poses:
+            self.enable_hand_poses()
         self.finished = self.num_frames == 0
 
+    def enable_hand_poses(self) -> None:
+        """From the next frame on, carry the hand's joint poses in `Frame.extras`."""
+        if self._hand_poses is None:
+            self._hand_poses = SimHandPoses(self.sim)
+
     def next_frame(self) -> Frame | None:
+        if self._start_ns is None:
+            self._start_ns = time.monotonic_ns() - int(round(FRAME_S * 1e9))
         reading = next(self._steps, None)
         if reading is None:
             self.finished = True
@@ -69,14 +111,39 @@ class SimProducer(Producer):
         self.finished = self.frames >= self.num_frames
         frame, t = self._frame, self.sim.time_ns
         frame.forces, frame.sample_time_ns, frame.device_time_ns = reading.taxel_forces, self._start_ns + t, t
+        frame.available_time_ns = frame.sample_time_ns if self.log_clock == "simulated" else None
+        if self._hand_poses is not None:
+            frame.extras[EXTRA_HAND_JOINT_POSES] = self._hand_poses.poses()
+        if self._images:
+            frame.extras[EXTRA_FORCE_IMAGES] = reading.images
         return frame
+
+    def recording_outputs(self, recorder) -> list[FrameSink]:
+        """Isaac Teleop's two hand channels, one record each per frame (see the module doc)."""
+        self.enable_hand_poses()
+        return [HandPoseSink(HandPoseChannels(recorder, self.hands_name, base_space=SIM_BASE_SPACE), self.side)]
 
     def file_metadata(self) -> dict[str, str]:
         return {"producer_kind": "sim", "hand_side": self.side, "scenario": self.scenario.name,
-                "seed": str(self.seed)}
+                "seed": str(self.seed), "hand_channels": self.hands_name,
+                "log_clock": ("simulated: available = log = sample time = start + simulated time"
+                              if self.log_clock == "simulated" else "wall: available = log time = when published")}
 
     def result(self) -> ScenarioResult:
         return ScenarioResult(self.scenario.name, self.side, self.frames, self.scenario.checks())
+
+
+class HandPoseSink(FrameSink):
+    """Writes a producer's per-frame hand joint poses (`Frame.extras[EXTRA_HAND_JOINT_POSES]`) on
+    Isaac Teleop's hand channels with the tactile record's exact timestamp (log time = its
+    available time, like the tactile record's); the other hand is written as not tracked (Isaac
+    Teleop's replay reads both channels in step)."""
+
+    def __init__(self, channels: HandPoseChannels, side: str):
+        self._channels, self._side = channels, side
+
+    def on_frame(self, frame: Frame, sequence: int, timestamp: DeviceDataTimestamp) -> None:
+        self._channels.write({self._side: frame.extras[EXTRA_HAND_JOINT_POSES]}, timestamp, radius=JOINT_RADIUS_M)
 
 
 class _Callback(FrameSink):
