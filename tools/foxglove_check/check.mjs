@@ -12,7 +12,9 @@
 //   json: no schema or schema encoding `jsonschema`; a non-empty schema must be an object schema
 //     whose properties Foxglove can turn into a definition (boolean, string [base64], number,
 //     integer, object, array of those, oneOf of numeric consts); messages are JSON.parse'd.
-// Other message encodings (ros1, cdr, protobuf) are listed as not checked.
+// Other message encodings (ros1, cdr, protobuf) are listed as not checked, and so are Isaac
+// Teleop's hand pose channels (schema `core.HandPoseRecord`): its HandJoints struct holds a
+// fixed-size array, which Foxglove cannot display; they are for Isaac Teleop's own replay.
 //
 // Usage: node check.mjs FILE.mcap [--json]
 // Output: one line per topic ("ok      TOPIC (SCHEMA): ..." or "FAILED  TOPIC (SCHEMA): ...");
@@ -28,6 +30,12 @@ import { ByteBuffer } from "flatbuffers";
 import { BaseType, Parser, Schema, Table } from "flatbuffers_reflection";
 
 // ---------------------------------------------------------------- FlatBuffers channels
+
+// Schemas skipped by name, with the reason printed (known not to be decodable by Foxglove, and
+// accepted: they are written for another tool).
+const SKIPPED_SCHEMAS = new Map([
+  ["core.HandPoseRecord", "Isaac Teleop fixed-size array, not decodable by Foxglove"],
+]);
 
 const SCALAR_TYPES = new Set([
   BaseType.UType, BaseType.Bool, BaseType.Byte, BaseType.UByte, BaseType.Short, BaseType.UShort,
@@ -266,10 +274,13 @@ async function check(path) {
     const schema = channel.schemaId === 0 ? undefined : schemas.get(channel.schemaId);
     state = { topic: channel.topic, messageEncoding: channel.messageEncoding, schemaName: schema?.name ?? "",
               schemaEncoding: schema?.encoding ?? "", messages: 0, failed: 0, firstError: "", first: undefined,
-              checked: true, channelError: "" };
+              checked: true, skipped: "", channelError: "" };
     try {
       if (channel.schemaId !== 0 && schema == undefined) throw new Error(`schema id ${channel.schemaId} is not in the file`);
-      if (channel.messageEncoding === "flatbuffer") state.decode = flatbufferDecoder(schema);
+      if (SKIPPED_SCHEMAS.has(schema?.name)) {
+        state.checked = false;
+        state.skipped = SKIPPED_SCHEMAS.get(schema.name);
+      } else if (channel.messageEncoding === "flatbuffer") state.decode = flatbufferDecoder(schema);
       else if (channel.messageEncoding === "json") state.decode = jsonDecoder(schema);
       else state.checked = false;
     } catch (err) {
@@ -317,6 +328,7 @@ async function check(path) {
 
 function describe(state) {
   const what = `${state.topic} (${state.schemaName || "no schema"}, ${state.messageEncoding})`;
+  if (state.skipped) return `skipped ${what}: ${state.messages} messages; skipped: ${state.skipped}`;
   if (!state.checked) return `skipped ${what}: ${state.messages} messages; this tool does not check ${state.messageEncoding}`;
   if (state.channelError) return `FAILED  ${what}: ${state.messages} messages, none decodes: ${state.channelError}`;
   if (state.failed) return `FAILED  ${what}: ${state.failed} of ${state.messages} messages fail; first: ${state.firstError}`;
