@@ -15,6 +15,7 @@ import sys
 import time
 
 from ..errors import ProducerError
+from .cmd_view import add_foxglove_arguments
 from .common import add_publish_arguments, add_recording_arguments, exit_code, run_producer, wants_zenoh
 
 FAULT_KINDS = ("offline", "stall", "truncated", "oversized", "duplicate", "revise", "jump")
@@ -68,6 +69,7 @@ def register(subparsers) -> None:
                                  "<collection>/device_resultants")
     out.add_argument("--duration", type=float, metavar="S", help="stop after S seconds (default: Ctrl-C; emulation: scenario length)")
     add_publish_arguments(p)
+    add_foxglove_arguments(p)  # the run loop serves the view (cli.common.run_producers)
     cal = p.add_argument_group("zero calibration")
     cal.add_argument("--calibrate-zero", action="store_true",
                      help="re-zero all five pads (they must be unloaded) and exit")

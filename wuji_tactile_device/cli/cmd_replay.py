@@ -1,5 +1,11 @@
 """`wuji-tactile replay`: play an MCAP recording through TactileTracker (printing frames) or onto
-Zenoh for other processes, as fast as possible, in real time, or at any speed."""
+Zenoh for other processes, as fast as possible, in real time, or at any speed; `--foxglove` shows
+it in Foxglove's 3-D view too (on the recorded hand poses when the file has them).
+
+Printing follows the replay's clock strictly: several collections come out in log-time order
+(`McapReplay.next_collection()` as fast as possible; frames due in the same paced pass sorted by
+time), whatever their rates, and `t` is the frame's log time (or sample time, `--clock sample`)
+since the first message."""
 from __future__ import annotations
 
 import argparse
@@ -10,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import RecordingError
+from .cmd_view import add_foxglove_arguments
 from .common import add_zenoh_arguments, exit_code, open_zenoh, run_producers
 
 
@@ -34,13 +41,15 @@ def register(subparsers) -> None:
     p.add_argument("--every", type=int, default=1, metavar="K", help="print every K-th frame (default 1)")
     p.add_argument("--publish", action="store_true", help="republish on Zenoh instead of printing")
     add_zenoh_arguments(p)
+    add_foxglove_arguments(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..recording import McapReplay
 
-    speed = None if args.fast else args.speed if args.speed is not None else (1.0 if args.publish else None)
+    paced_default = args.publish or args.foxglove  # a view or other processes want the recorded pace
+    speed = None if args.fast else args.speed if args.speed is not None else (1.0 if paced_default else None)
     probe = McapReplay(args.input, collections=args.collection, clock=args.clock)
     t0 = probe.first_time_ns()
     probe.close()
@@ -55,37 +64,83 @@ def run(args: argparse.Namespace) -> int:
         return _print(replay, args, t0 or 0)
 
 
+class _Printed:
+    """Tracker observer: every delivered frame with its time on the replay's clock (log time =
+    the message's receive time in a replay; or the record's sample time)."""
+
+    def __init__(self, clock: str):
+        self._by_sample = clock == "sample"
+        self.frames: list[tuple[int, str, object]] = []
+
+    def on_metadata(self, collection_id, message, record) -> None:
+        pass
+
+    def on_data(self, collection_id, message, frame) -> None:
+        t = frame.timestamp.sample_time_local_common_clock if self._by_sample else message.receive_time_ns
+        self.frames.append((t, collection_id, frame))
+
+
 def _print(replay, args, t0: int) -> int:
     from ..streams.tracker import TactileTracker
 
-    trackers = [TactileTracker(cid, replay) for cid in replay.collections]
+    trackers = {cid: TactileTracker(cid, replay) for cid in replay.collections}
+    printed = _Printed(args.clock)
+    for tr in trackers.values():
+        tr.add_observer(printed)
+    view = _open_view(args, replay, list(trackers.values()))
     counts = dict.fromkeys(replay.collections, 0)
     out = sys.stdout
-    while not replay.finished:
-        progressed = False
-        for tr in trackers:
-            if tr.update():
-                progressed = True
-                counts[tr.collection_id] += 1
-                if counts[tr.collection_id] % args.every == 0:
-                    f = tr.get_data()
+    try:
+        while not replay.finished:
+            if replay.speed is None:  # as fast as possible: the collection whose frame comes first
+                cid = replay.next_collection()
+                if cid is None:
+                    break
+                trackers[cid].update()
+            else:  # paced: what is due now, every collection, then in time order
+                for tr in trackers.values():
+                    tr.update()
+                if not printed.frames:
+                    time.sleep(0.001)
+            printed.frames.sort(key=lambda item: item[0])
+            for t, cid, f in printed.frames:
+                counts[cid] += 1
+                if counts[cid] % args.every == 0:
                     # Components are in each taxel's own axes: only the normal (z) parts add up
                     # meaningfully (total pressing load; negative = pressed, the force ON the taxel).
                     fz = float(f.forces[:, 2].sum(dtype=np.float64))
                     mag = np.linalg.norm(f.forces, axis=1)
-                    ts = f.timestamp
-                    t = ((ts.sample_time_local_common_clock if args.clock == "sample"
-                          else ts.available_time_local_common_clock) - t0) / 1e9
-                    out.write(f"{t:10.4f} s  {tr.collection_id:<16} seq {f.sequence:>7}  "
+                    out.write(f"{(t - t0) / 1e9:10.4f} s  {cid:<16} seq {f.sequence:>7}  "
                               f"sum fz = {fz:+9.3f} N  max |F| = {mag.max():7.3f} N  "
                               f"taxels loaded {int(np.count_nonzero(mag)):>4}/{len(mag)}\n")
-        if not progressed and replay.speed is not None:
-            time.sleep(0.001)
-    for tr in trackers:
+            printed.frames.clear()
+    finally:
+        if view is not None:
+            view.close()
+    out.flush()
+    for tr in trackers.values():
         c = tr.counters
         print(f"{tr.collection_id}: {c.delivered} frames delivered, {c.dropped_before_confirmation} dropped before "
               f"metadata confirmation, {c.rejected} rejected, {c.sequence_gaps} sequence gaps", file=sys.stderr)
     return 0
+
+
+def _open_view(args, replay, trackers):
+    """`--foxglove` while printing: a view on the replay's own trackers, the taxels placed by the
+    file's hand channels when it has them."""
+    if not args.foxglove:
+        return None
+    from ..integrations.foxglove_live import RecordedHands, attach_with_hands, recorded_pose_source
+    from ..integrations.foxglove_view import DEFAULT_FORCE_RANGE_N, FoxgloveView
+
+    hands = RecordedHands.open(args.input)
+    view = FoxgloveView([t.collection_id for t in trackers], host=args.foxglove_host, port=args.foxglove_port,
+                        force_range_n=args.foxglove_range or DEFAULT_FORCE_RANGE_N)
+    attach_with_hands(view, trackers, None if hands is None else recorded_pose_source(hands))
+    print(f"foxglove: serving {', '.join(t.collection_id for t in trackers)} on ws://{args.foxglove_host}:{view.port}"
+          f"{' with the recorded hand poses' if hands else ' (bind pose: the file has no hand channels)'}",
+          file=sys.stderr, flush=True)
+    return view
 
 
 def _publish(replay, args) -> int:
@@ -100,7 +155,13 @@ def _publish(replay, args) -> int:
     except BaseException:
         transport.close()
         raise
-    runs = run_producers(producers, args, transport=transport, desc=f"replay {Path(args.input).name}")
+    hands = None
+    if args.foxglove:
+        from ..integrations.foxglove_live import RecordedHands
+
+        hands = RecordedHands.open(args.input)
+    runs = run_producers(producers, args, transport=transport, desc=f"replay {Path(args.input).name}",
+                         foxglove_hands=hands)
     records = sum(p.records for p in producers)
     frames = sum(r.published for r in runs)
     print(f"published {records} recorded messages ({records - frames} metadata layouts, {frames} data frames) of "

@@ -5,6 +5,11 @@ and a failed check makes the exit status 1.
     wuji-tactile sim --scenario press --hand right --record out.mcap
     wuji-tactile sim --scenario lift --publish zenoh --realtime
     wuji-tactile sim --scenario playback --joints teleop.csv --rate 100
+    wuji-tactile sim --scenario press --foxglove          # live 3-D view in Foxglove, real time
+
+A recording holds the tactile collection and the simulated hand's 26 OpenXR joint poses (Isaac
+Teleop's `hands/left_hand`, `hands/right_hand` channels), logged on the simulated clock (a 13 s
+press is 13 s long however fast it ran; `--log-clock wall` logs the real publication times).
 """
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ProducerError
+from .cmd_view import add_foxglove_arguments
 from .common import add_publish_arguments, add_recording_arguments, exit_code, run_producer
 
 
@@ -28,10 +34,17 @@ def register(subparsers) -> None:
                         "index lift a 30 g block 80 mm; playback: joint targets from --joints (default press)")
     p.add_argument("--hand", choices=("right", "left"), default="right", help="hand side (default right)")
     p.add_argument("--collection", metavar="ID", help="collection id (default tactile/<hand>)")
-    add_recording_arguments(p)
-    p.add_argument("--realtime", action="store_true", help="pace to real time (default: as fast as possible)")
+    add_recording_arguments(p, help_extra=", with the hand's joint poses on Isaac Teleop's hand channels")
+    p.add_argument("--log-clock", choices=("simulated", "wall"), default="simulated",
+                   help="log time of --record: simulated (start + simulated time, 10 ms per frame however fast "
+                        "the run; default) or wall (when each frame was published)")
+    p.add_argument("--hands-name", default="hands", metavar="NAME",
+                   help="hand channel prefix of --record, the Isaac Teleop HandsSource name (default hands)")
+    p.add_argument("--realtime", action="store_true",
+                   help="pace to real time (default: as fast as possible; --foxglove implies it)")
     p.add_argument("--images", metavar="FILE.npz",
-                   help="also compute the 48×32 pad force images [N/pixel, pad frame] and save them (compressed)")
+                   help="also compute the 48×32 pad force images [N/pixel, pad frame] and save them (compressed); "
+                        "with --foxglove they are shown too")
     p.add_argument("--seed", type=int, default=0, help="object placement jitter seed (same seed → identical output)")
     p.add_argument("--joints", metavar="FILE", help="playback: 20 joint angles [rad] per row, firmware order (CSV or .npy)")
     p.add_argument("--rate", type=float, default=100.0, help="playback: rows per second (default 100)")
@@ -39,11 +52,12 @@ def register(subparsers) -> None:
                    help="stop after S seconds of simulation time (checks then judge the partial run)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_publish_arguments(p)
+    add_foxglove_arguments(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..producers.base import FrameSink
+    from ..producers.base import EXTRA_FORCE_IMAGES, FrameSink
     from ..producers.sim.producer import SimProducer
     from ..producers.sim.scenarios import make_scenario
 
@@ -54,14 +68,16 @@ def run(args: argparse.Namespace) -> int:
         raise ProducerError(f"--duration must be > 0 s, got {args.duration}")
     frames = None if args.duration is None else int(round(args.duration * 100))
     producer = SimProducer(scenario, side=args.hand, seed=args.seed, collection_id=args.collection,
-                           images=bool(args.images), max_frames=frames)
+                           images=bool(args.images), max_frames=frames, log_clock=args.log_clock,
+                           hands_name=args.hands_name)
     images: list[np.ndarray] = []
 
     class KeepImages(FrameSink):
         def on_frame(self, frame, sequence, timestamp) -> None:
-            images.append(producer.reading.images.astype(np.float32))
+            images.append(frame.extras[EXTRA_FORCE_IMAGES].astype(np.float32))
 
-    counters = run_producer(producer, args, speed=1.0 if args.realtime else None, total=producer.num_frames,
+    realtime = args.realtime or args.foxglove  # a view of a 13 s press run in 1.5 s shows nothing
+    counters = run_producer(producer, args, speed=1.0 if realtime else None, total=producer.num_frames,
                             desc=f"sim {args.scenario}", sinks=[KeepImages()] if args.images else [],
                             quiet=args.quiet)
     if args.images and images:
@@ -71,5 +87,6 @@ def run(args: argparse.Namespace) -> int:
     result = producer.result()
     print(result.report())
     if args.record:
-        print(f"recorded {args.record} ({producer.collection_id}, {result.frames} frames)")
+        print(f"recorded {args.record} ({producer.collection_id} and the hand poses on {args.hands_name}/"
+              f"{{left,right}}_hand, {result.frames} frames, log clock {args.log_clock})")
     return exit_code(counters, result.passed)

@@ -5,7 +5,8 @@
 
 Starts a Foxglove WebSocket server (loopback by default) and publishes what
 `integrations.foxglove_view.FoxgloveView` documents: the contract channels, the taxel scene, the
-pad resultants. Runs until Ctrl-C (or `--duration`); a file's last frame stays on view after its end.
+pad resultants. A recording with hand channels (Isaac Teleop's `core.HandPoseRecord`, as every
+`sim --record` writes) places the taxels on the recorded hand; otherwise the bind pose. Runs until Ctrl-C (or `--duration`); a file's last frame stays on view after its end.
 """
 from __future__ import annotations
 
@@ -81,6 +82,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..integrations.foxglove_live import RecordedHands, attach_with_hands, recorded_pose_source
     from ..integrations.foxglove_view import DEFAULT_FORCE_RANGE_N, FoxgloveView
     from ..streams.tracker import TactileTracker
 
@@ -96,10 +98,13 @@ def run(args: argparse.Namespace) -> int:
                             arrow_m_per_n=args.arrow_scale / 1000.0, scene_rate_hz=args.scene_rate,
                             mcap_path=args.save, overwrite=args.overwrite)
         for cid in collections:
-            tracker = TactileTracker(cid, source)
-            view.attach(tracker)
-            trackers.append(tracker)
+            trackers.append(TactileTracker(cid, source))
+        hands = RecordedHands.open(args.input) if args.input else None
+        attach_with_hands(view, trackers, None if hands is None else recorded_pose_source(hands))
         what = args.input or "Zenoh"
+        if args.input:
+            what += (f" on its recorded hand poses ({hands.name}/left_hand, {hands.name}/right_hand)" if hands
+                     else " (bind pose: the file has no hand channels)")
         print(f"wuji-tactile view: serving {', '.join(collections)} from {what} on ws://{args.host}:{view.port} "
               "(Foxglove: Open connection → Foxglove WebSocket); Ctrl-C to stop", file=sys.stderr)
         _loop(args, source, trackers)

@@ -64,6 +64,26 @@ def add_recording_arguments(parser: argparse.ArgumentParser, help_extra: str = "
                         help="record the collection into this MCAP file (finished and valid on Ctrl-C / SIGTERM)"
                              + help_extra)
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --record file")
+    parser.add_argument("--compression", choices=("zstd", "lz4", "none"), default="zstd",
+                        help="chunk compression of --record (default zstd; none: the files Isaac Teleop's "
+                             "ReplaySession opens)")
+
+
+# -- live view -----------------------------------------------------------------------------------
+def open_foxglove_sink(args: argparse.Namespace, transport, collections: list[str], *, hands=None):
+    """The run loop's Foxglove view (`integrations.foxglove_live.FoxgloveSink`) when `--foxglove`
+    was given (its address printed on stderr), else None. `hands`: a recording's hand channels."""
+    if not getattr(args, "foxglove", False):
+        return None
+    from ..integrations.foxglove_live import FoxgloveSink
+    from ..integrations.foxglove_view import DEFAULT_FORCE_RANGE_N
+
+    sink = FoxgloveSink(transport, collections, hands=hands, host=args.foxglove_host, port=args.foxglove_port,
+                        force_range_n=args.foxglove_range or DEFAULT_FORCE_RANGE_N)
+    print(f"foxglove: serving {', '.join(collections)} on ws://{args.foxglove_host}:{sink.port} "
+          "(Foxglove: Open connection → Foxglove WebSocket; layout examples/foxglove/tactile_view.json)",
+          file=sys.stderr, flush=True)
+    return sink
 
 
 # -- shutdown ------------------------------------------------------------------------------------
@@ -115,19 +135,23 @@ def run_producers(producers: list, args: argparse.Namespace, *, transport=None, 
                   total: int | None = None, desc: str, duration_s: float | None = None,
                   max_frames: int | None = None, file_metadata: dict[str, str] | None = None,
                   sinks=(), announce: str | None = None, log_name: str | None = None,
-                  quiet: bool = False, metadata_period_s: float = 1.0) -> list:
+                  quiet: bool = False, metadata_period_s: float = 1.0, foxglove_hands=None) -> list:
     """THE code path of the producer commands (`sim`, `hw`, `replay --publish`): publish every
     producer on `transport` (default: `open_output(args)`) through the one run loop, recording to
     `args.record` if given (file metadata from the first producer, plus `file_metadata`), with a
     progress bar on stderr (and the package logger `log_name` printed above it for the run),
     until each finishes, a limit is reached or SIGINT/SIGTERM arrives. Then everything is closed
     here — the recording finished first, signals ignored meanwhile — producers included.
-    `sinks` go to the first producer's runner. Returns each producer's `RunCounters`."""
+    `sinks` go to the first producer's runner. With `--foxglove` (`args.foxglove`) a live view
+    of every producer's collection is a sink of the loop; producers that know the hand's pose
+    put it in their frames (`enable_hand_poses`), else `foxglove_hands` (a recording's hand
+    channels) place the taxels. Returns each producer's `RunCounters`."""
     from tqdm import tqdm
 
     from ..producers.base import ProducerRunner, run_together
 
     recorder = None
+    view = None
     runners: list = []
     bar = tqdm(total=total, desc=desc, unit=" frames", file=sys.stderr, mininterval=0.5, disable=quiet)
     try:
@@ -138,9 +162,15 @@ def run_producers(producers: list, args: argparse.Namespace, *, transport=None, 
 
             meta = {**producers[0].file_metadata(), "collections": ",".join(p.collection_id for p in producers),
                     **(file_metadata or {})}
-            recorder = McapRecorder(args.record, overwrite=args.overwrite, file_metadata=meta)
+            recorder = McapRecorder(args.record, overwrite=args.overwrite, file_metadata=meta,
+                                    compression=getattr(args, "compression", "zstd"))
+        view = open_foxglove_sink(args, transport, [p.collection_id for p in producers], hands=foxglove_hands)
         for k, producer in enumerate(producers):
-            runners.append(ProducerRunner(producer, transport, recorder=recorder, sinks=list(sinks) if k == 0 else [],
+            mine = list(sinks) if k == 0 else []
+            if view is not None:
+                producer.enable_hand_poses()
+                mine.append(view.for_collection(producer.collection_id))
+            runners.append(ProducerRunner(producer, transport, recorder=recorder, sinks=mine,
                                           speed=speed, progress=bar, metadata_period_s=metadata_period_s))
         if announce:
             bar.write(announce, file=sys.stderr)
@@ -158,6 +188,8 @@ def run_producers(producers: list, args: argparse.Namespace, *, transport=None, 
             finally:
                 for runner in runners:
                     runner.close()
+                if view is not None:
+                    view.close()
                 for producer in producers:
                     producer.close()
                 if transport is not None:

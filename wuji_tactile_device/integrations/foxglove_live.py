@@ -1,0 +1,243 @@
+"""The Foxglove view wired to the hand's motion: live from a producer, or from a recording.
+
+- `segment_poses_from_hand(metadata, joint_poses)`: the layout's segment poses in the hand's
+  OpenXR wrist frame (the frame of the tactile layout) from 26 OpenXR joint poses in any base
+  space (the simulation world, Isaac Teleop's tracker space): `T_wrist_joint = T_base_wrist⁻¹ ·
+  T_base_joint`, then the layout's joints picked (`segment_poses_from_joints`).
+- `RecordedHands(path)`: a recording's Isaac Teleop hand channels (`<name>/left_hand`,
+  `<name>/right_hand`, `core.HandPoseRecord`), looked up by a tactile frame's sample time.
+- `HandPoseFeed`: a tracker observer, attached BEFORE the view, that sets the view's segment
+  poses for exactly the frame the view is about to draw.
+- `FoxgloveSink`: the view as a `FrameSink` of the run loop (`sim/hw/replay --foxglove`): its own
+  trackers on the producers' transport, the hand poses a frame carries
+  (`Frame.extras[EXTRA_HAND_JOINT_POSES]`) or a recording's, the force images a frame carries.
+"""
+from __future__ import annotations
+
+import os
+import time
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..contract.geometry import rebase_to_root
+from ..contract.hand_pose import HAND_POSE_RECORD_SCHEMA_NAME, decode_hand_pose_record
+from ..contract.joints import HandJoint
+from ..contract.metadata import TactileMetadata
+from ..errors import RecordingError
+from ..producers.base import EXTRA_FORCE_IMAGES, EXTRA_HAND_JOINT_POSES, Frame, FrameSink
+from .foxglove_view import FoxgloveView, segment_poses_from_joints
+
+_JOINT_IDS = range(int(HandJoint.NUM_JOINTS))
+HAND_SIDES = ("left", "right")
+
+
+def segment_poses_from_hand(metadata: TactileMetadata, joint_poses: object) -> np.ndarray:
+    """(J, 7) segment poses of `metadata`'s layout in the hand's OpenXR wrist frame, from the
+    hand's (26, 7) OpenXR joint poses in any base space."""
+    poses = np.asarray(joint_poses, dtype=np.float64)
+    return segment_poses_from_joints(metadata, rebase_to_root(poses[int(HandJoint.WRIST)], poses), _JOINT_IDS)
+
+
+def side_of_collection(collection_id: str, default: str | None = None) -> str | None:
+    """The hand side a collection shows: its id's last part when that is `left`/`right`
+    (`tactile/right`), else `default` (e.g. a recording's `hand_side`)."""
+    last = collection_id.rsplit("/", 1)[-1]
+    return last if last in HAND_SIDES else default
+
+
+class RecordedHands:
+    """A recording's hand channels, for `lookup(side, sample_time_ns)`.
+
+    Reads every `core.HandPoseRecord` message on `<name>/left_hand` / `<name>/right_hand`
+    (`name` = the file's `hand_channels` metadata, else the first such pair found). A lookup
+    returns the joint poses of the record with that sample time, else of the latest record
+    before it (hold), or None when the hand was not tracked then. `open(path)` is None for a
+    file without hand channels."""
+
+    def __init__(self, samples: dict[str, tuple[np.ndarray, list]], name: str, hand_side: str | None):
+        self._samples = samples  # side -> (sorted sample times, poses or None per record)
+        self.name = name
+        self.hand_side = hand_side
+
+    @classmethod
+    def open(cls, path: str | os.PathLike) -> "RecordedHands | None":
+        from mcap.reader import make_reader
+
+        try:
+            with open(path, "rb") as f:
+                reader = make_reader(f)
+                summary = reader.get_summary()
+                if summary is None:
+                    return None  # an unindexed (cut-off) file: no hand lookup; the view shows the bind pose
+                meta = {}
+                for m in reader.iter_metadata():
+                    if m.name == "wuji_tactile_device":
+                        meta = dict(m.metadata)
+                topics: dict[str, tuple[str, str]] = {}  # topic -> (base name, side)
+                for ch in summary.channels.values():
+                    schema = summary.schemas.get(ch.schema_id)
+                    if schema is None or schema.name != HAND_POSE_RECORD_SCHEMA_NAME:
+                        continue
+                    base, _, leaf = ch.topic.rpartition("/")
+                    if leaf in ("left_hand", "right_hand") and base:
+                        topics[ch.topic] = (base, leaf.removesuffix("_hand"))
+                if not topics:
+                    return None
+                names = [b for b, _ in topics.values()]
+                name = meta.get("hand_channels") if meta.get("hand_channels") in names else names[0]
+                chosen = [t for t, (b, _) in topics.items() if b == name]
+                times: dict[str, list[int]] = {s: [] for s in HAND_SIDES}
+                poses: dict[str, list] = {s: [] for s in HAND_SIDES}
+                for _, channel, message in reader.iter_messages(topics=chosen):
+                    side = topics[channel.topic][1]
+                    sample = decode_hand_pose_record(message.data)
+                    times[side].append(sample.timestamp.sample_time_local_common_clock)
+                    poses[side].append(None if sample.poses is None else np.array(sample.poses, dtype=np.float64))
+        except OSError as exc:
+            raise RecordingError(f"cannot read the hand channels of {path}: {exc.strerror or exc}") from exc
+        samples = {}
+        for side in HAND_SIDES:
+            order = np.argsort(np.asarray(times[side], dtype=np.int64), kind="stable")
+            samples[side] = (np.asarray(times[side], dtype=np.int64)[order], [poses[side][k] for k in order])
+        return cls(samples, name, meta.get("hand_side"))
+
+    def lookup(self, side: str, sample_time_ns: int) -> np.ndarray | None:
+        """(26, 7) joint poses of `side` at `sample_time_ns` (or the latest before), or None."""
+        times, poses = self._samples[side]
+        k = int(np.searchsorted(times, sample_time_ns, side="right")) - 1
+        return poses[k] if k >= 0 else None
+
+
+PoseSource = Callable[[str, Any], "np.ndarray | None"]  # (collection_id, tracker frame) -> (26, 7) or None
+
+
+class HandPoseFeed:
+    """Tracker observer: before the view draws a frame, set its segment poses from
+    `poses_for(collection_id, frame)` (joint poses in any base space; None keeps the last ones)."""
+
+    def __init__(self, view: FoxgloveView, trackers: Sequence[Any], poses_for: PoseSource):
+        self._view, self._poses_for = view, poses_for
+        self._metadata = {t.collection_id: None for t in trackers}
+        self.applied = 0
+
+    def on_metadata(self, collection_id: str, message: Any, record: Any) -> None:
+        self._metadata[collection_id] = record.metadata
+
+    def on_data(self, collection_id: str, message: Any, frame: Any) -> None:
+        joints = self._poses_for(collection_id, frame)
+        metadata = self._metadata.get(collection_id)
+        if joints is not None and metadata is not None:
+            self._view.set_segment_poses(collection_id, segment_poses_from_hand(metadata, joints))
+            self.applied += 1
+
+
+def attach_with_hands(view: FoxgloveView, trackers: Sequence[Any], poses_for: PoseSource | None) -> None:
+    """Attach `view` to `trackers`, with a `HandPoseFeed` ahead of it when `poses_for` is given."""
+    if poses_for is not None:
+        feed = HandPoseFeed(view, trackers, poses_for)
+        for tracker in trackers:
+            tracker.add_observer(feed)
+    for tracker in trackers:
+        view.attach(tracker)
+
+
+def recorded_pose_source(hands: RecordedHands) -> PoseSource:
+    """`poses_for` from a recording's hand channels, by the collection's side and the frame's sample time."""
+    def poses_for(collection_id: str, frame: Any):
+        side = side_of_collection(collection_id, hands.hand_side)
+        return None if side is None else hands.lookup(side, frame.timestamp.sample_time_local_common_clock)
+    return poses_for
+
+
+class FoxgloveSink(FrameSink):
+    """The live Foxglove view of the producers' collections as a sink of the run loop.
+
+    Owns a `FoxgloveView` and one `TactileTracker` per collection on `transport` (created before
+    the producers publish). Per frame it queues the hand poses the frame carries, lets the
+    trackers deliver (in-process: the frame just published), and publishes the frame's force
+    images (at most `images_rate_hz` per second of sample time). `hands`: a recording's hand
+    channels for frames that carry none (a replay)."""
+
+    def __init__(self, transport: Any, collections: Sequence[str], *, hands: RecordedHands | None = None,
+                 images_rate_hz: float = 30.0, **view_options: Any):
+        from ..streams.tracker import TactileTracker
+
+        self.view = FoxgloveView(collections, **view_options)
+        self.trackers = []
+        self._pending: dict[str, dict[int, np.ndarray]] = {cid: {} for cid in self.view.collections}
+        self._hands = hands
+        self._images_period_ns = int(1e9 / images_rate_hz)
+        self._last_images: dict[str, int] = {}
+        try:
+            for cid in self.view.collections:
+                self.trackers.append(TactileTracker(cid, transport))
+            attach_with_hands(self.view, self.trackers, self._poses_for)
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def port(self) -> int:
+        return self.view.port
+
+    def for_collection(self, collection_id: str) -> "_CollectionSink":
+        """The sink to give the runner of `collection_id` (frames carry no collection id)."""
+        return _CollectionSink(self, collection_id)
+
+    def _poses_for(self, collection_id: str, frame: Any):
+        t = frame.timestamp.sample_time_local_common_clock
+        pending = self._pending[collection_id]
+        joints = pending.pop(t, None)
+        for old in [k for k in pending if k < t]:  # frames the transport dropped
+            del pending[old]
+        if joints is None and self._hands is not None:
+            joints = recorded_pose_source(self._hands)(collection_id, frame)
+        return joints
+
+    def frame_published(self, collection_id: str, frame: Frame) -> None:
+        extras = frame.extras or {}
+        joints = extras.get(EXTRA_HAND_JOINT_POSES)
+        if joints is not None:
+            self._pending[collection_id][frame.sample_time_ns] = np.array(joints, dtype=np.float64)
+        self.poll()
+        images = extras.get(EXTRA_FORCE_IMAGES)
+        if images is not None:
+            last = self._last_images.get(collection_id)
+            if last is None or frame.sample_time_ns - last >= self._images_period_ns or frame.sample_time_ns < last:
+                self._last_images[collection_id] = frame.sample_time_ns
+                self.view.publish_images(collection_id, images, frame.sample_time_ns)
+
+    def poll(self) -> None:
+        for tracker in self.trackers:
+            tracker.update()
+
+    def hold(self, seconds: float | None) -> None:
+        """Keep serving for `seconds` (None: nothing), delivering what still arrives."""
+        if not seconds:
+            return
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self.poll()
+            time.sleep(0.02)
+
+    def close(self) -> None:
+        for tracker in self.trackers:
+            tracker.close()
+        self.trackers = []
+        self.view.close()
+
+
+class _CollectionSink(FrameSink):
+    def __init__(self, sink: FoxgloveSink, collection_id: str):
+        self._sink, self._cid = sink, collection_id
+
+    def on_frame(self, frame, sequence, timestamp) -> None:
+        self._sink.frame_published(self._cid, frame)
+
+    def poll(self) -> None:
+        self._sink.poll()
+
+
+__all__ = ["FoxgloveSink", "HandPoseFeed", "RecordedHands", "attach_with_hands", "recorded_pose_source",
+           "segment_poses_from_hand", "side_of_collection"]
