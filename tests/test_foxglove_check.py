@@ -92,6 +92,29 @@ def test_a_hardware_recording_decodes_including_the_device_resultants_json_topic
     assert res["first"] == first
 
 
+def test_a_sim_recording_with_hand_poses_passes_its_hand_channels_skipped_by_name(tmp_path):
+    """`wuji-tactile sim --record` writes Isaac Teleop's hand channels (`core.HandPoseRecord`,
+    whose fixed-size joint array Foxglove refuses): they are reported as skipped with that reason,
+    every tactile message decodes, and the file passes."""
+    path = tmp_path / "sim.mcap"
+    done = subprocess.run([sys.executable, "-m", "wuji_tactile_device.cli", "sim", "--scenario", "press",
+                           "--duration", "0.3", "--quiet", "--record", str(path)], capture_output=True, text=True,
+                          timeout=120)
+    assert "recorded" in done.stdout, done.stderr
+    code, rep = report(path)
+    assert code == 0 and rep["ok"], rep
+    topics = {t["topic"]: t for t in rep["topics"]}
+    for side in ("left", "right"):
+        hand = topics[f"hands/{side}_hand"]
+        assert (hand["schemaName"], hand["checked"], hand["messages"]) == ("core.HandPoseRecord", False, 30)
+        assert hand["skipped"] == "Isaac Teleop fixed-size array, not decodable by Foxglove"
+    assert (topics["tactile/right"]["messages"], topics["tactile/right"]["failed"]) == (30, 0)
+    text = run_check(path).stdout
+    assert ("skipped hands/right_hand (core.HandPoseRecord, flatbuffer): 30 messages; skipped: Isaac Teleop "
+            "fixed-size array, not decodable by Foxglove") in text
+    assert text.rstrip().endswith("ok: 2 of 2 topics, 31 messages")
+
+
 def test_the_human_readable_report_names_each_topic(tmp_path):
     path = tmp_path / "one.mcap"
     record(path, 3)

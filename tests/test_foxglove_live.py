@@ -1,0 +1,165 @@
+"""The Foxglove view on the moving hand, through the wire: `wuji-tactile sim --foxglove` and
+`wuji-tactile view FILE` serve scenes whose taxels sit where MuJoCo has them on the simulated hand
+(not the open-hand bind pose), read by a real Foxglove WebSocket protocol client
+(`test_foxglove_view.FoxgloveClient`). Truth is MuJoCo's own taxel positions in the OpenXR wrist
+frame (`HandSimulation.taxel_positions_in_wrist`) of a replica of the same deterministic run."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("foxglove", reason="the view needs the optional foxglove-sdk (extra 'view')")
+from test_foxglove_view import DEADLINE_S, FoxgloveClient  # noqa: E402
+from websockets.exceptions import ConnectionClosed  # noqa: E402
+
+from wuji_tactile_device.contract.geometry import pose_to_matrix, skin_taxel_positions  # noqa: E402
+from wuji_tactile_device.contract.records import DeviceDataTimestamp  # noqa: E402
+from wuji_tactile_device.hands.openxr_pose import openxr_joint_poses  # noqa: E402
+from wuji_tactile_device.integrations.foxglove_live import RecordedHands, segment_poses_from_hand  # noqa: E402
+from wuji_tactile_device.integrations.sim_recording import record_simulation  # noqa: E402
+from wuji_tactile_device.producers.sim.layout_metadata import sim_metadata  # noqa: E402
+from wuji_tactile_device.producers.sim.producer import SimProducer  # noqa: E402
+from wuji_tactile_device.producers.sim.scenarios import make_scenario  # noqa: E402
+from wuji_tactile_device.recording import McapRecorder  # noqa: E402
+from wuji_tactile_device.recording.hand_channels import HandPoseChannels  # noqa: E402
+
+SCRIPT = shutil.which("wuji-tactile", path=str(Path(sys.executable).parent)) or "wuji-tactile"
+ENV = dict(os.environ, WUJI_TELEMETRY_DISABLE="1")
+CID = "tactile/right"
+FRAMES = 300
+
+
+@pytest.fixture(scope="module")
+def mujoco_taxels():
+    """(FRAMES, 176, 3) MuJoCo's taxel positions in the OpenXR wrist frame, frame k at (k+1) × 10 ms."""
+    producer = SimProducer(make_scenario("press"), max_frames=FRAMES)
+    out = []
+    while not producer.finished:
+        producer.next_frame()
+        out.append(producer.sim.taxel_positions_in_wrist())
+    return np.array(out)
+
+
+def scene_taxels(client, msg) -> tuple[int, np.ndarray] | None:
+    scene = client.decoders[msg["sub"]](msg["payload"])
+    for e in scene.entities:
+        if e.id == "taxels":
+            stamp = e.timestamp.seconds * 10**9 + e.timestamp.nanos
+            return stamp, np.array([[s.pose.position.x, s.pose.position.y, s.pose.position.z] for s in e.spheres])
+    return None
+
+
+def serve_and_collect(cmd: list[str], want: int) -> tuple[list, int | None, str]:
+    """Start a command that prints a ws:// address on stderr, subscribe to the data and scene
+    topics, collect (sample time, taxel positions) of up to `want` scenes and the start of the
+    simulated clock (sample − device time of a data record). Returns them and stderr."""
+    from wuji_tactile_device.contract import decode_tactile_record
+
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=ENV)
+    scenes, start = [], None
+    try:
+        line = proc.stderr.readline()
+        match = re.search(r"ws://127\.0\.0\.1:(\d+)", line)
+        assert match, line + proc.stderr.read()
+        client = FoxgloveClient(int(match.group(1)))
+        try:
+            topics = client.wait_for_topics({CID, f"{CID}/view/scene"})
+            client.subscribe([topics[CID], topics[f"{CID}/view/scene"]])
+            end = time.monotonic() + DEADLINE_S + 10
+            while len(scenes) < want and time.monotonic() < end:
+                try:
+                    msg = client.recv(timeout=2.0)
+                except (TimeoutError, ConnectionClosed):
+                    break  # the command ended
+                if "sub" not in msg:
+                    continue
+                if client.subscriptions[msg["sub"]]["topic"] == CID:
+                    if start is None:
+                        ts = decode_tactile_record(msg["payload"]).timestamp
+                        start = ts.sample_time_local_common_clock - ts.sample_time_raw_device_clock
+                else:
+                    got = scene_taxels(client, msg)
+                    if got is not None:
+                        scenes.append(got)
+        finally:
+            client.close()
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return scenes, start, line + err
+
+
+def test_sim_foxglove_shows_the_taxels_on_the_moving_hand(mujoco_taxels):
+    """A 3 s press with --foxglove (real time): every scene's taxels are where MuJoCo had them at
+    that frame; once the hand has closed they are far from the open-hand bind pose."""
+    md = sim_metadata("right")
+    bind = skin_taxel_positions(md, md.segment_bind_poses)
+    scenes, start, err = serve_and_collect([SCRIPT, "sim", "--scenario", "press", "--foxglove", "--foxglove-port", "0",
+                                            "--duration", str(FRAMES / 100), "--quiet"], want=10_000)
+    assert "Traceback" not in err, err
+    assert start is not None and len(scenes) >= 20, (len(scenes), err)
+    closed = 0
+    for stamp, positions in scenes:
+        k = round((stamp - start) / 10_000_000) - 1
+        assert 0 <= k < FRAMES
+        np.testing.assert_allclose(positions, mujoco_taxels[k], atol=1e-5, rtol=0)  # float32 layout: µm
+        if k >= 150:  # the pre-grasp is reached at 1.2 s
+            assert np.linalg.norm(positions - bind, axis=1).max() > 0.02
+            closed += 1
+    assert closed >= 5, "scenes of the closed hand must be among those checked"
+
+
+def test_view_file_places_the_taxels_on_the_recorded_hand(tmp_path, mujoco_taxels):
+    path = tmp_path / "press.mcap"
+    record_simulation(path, make_scenario("press"), max_frames=FRAMES)
+    scenes, start, err = serve_and_collect([SCRIPT, "view", str(path), "--port", "0", "--duration", "3",
+                                            "--scene-rate", "100", "--speed", "2"], want=FRAMES)
+    assert "on its recorded hand poses (hands/left_hand, hands/right_hand)" in err, err
+    assert len(scenes) >= 50, err
+    moved = 0
+    for stamp, positions in scenes:
+        k = round((stamp - start) / 10_000_000) - 1
+        np.testing.assert_allclose(positions, mujoco_taxels[k], atol=1e-5, rtol=0)
+        moved += k >= 150
+    assert moved >= 5
+
+
+def test_segment_poses_of_the_open_hand_are_the_bind_poses_in_any_base_space():
+    rng = np.random.default_rng(4)
+    for side in ("right", "left"):
+        md = sim_metadata(side)
+        base = pose_to_matrix(np.concatenate([rng.uniform(-1, 1, 3), (q := rng.normal(size=4)) / np.linalg.norm(q)]))
+        segments = segment_poses_from_hand(md, openxr_joint_poses(side, np.zeros(20), base))
+        np.testing.assert_allclose(segments[:, :3], md.segment_bind_poses[:, :3], atol=1e-6)
+        dots = np.abs(np.sum(segments[:, 3:] * md.segment_bind_poses[:, 3:], axis=1))
+        np.testing.assert_allclose(dots, 1.0, atol=1e-6)  # same rotation (q and −q alike)
+
+
+def test_recorded_hands_look_up_by_sample_time_and_hold_between_records(tmp_path):
+    path = tmp_path / "hands.mcap"
+    poses = [openxr_joint_poses("right", np.full(20, 0.1 * k)) for k in range(3)]
+    with McapRecorder(path, file_metadata={"hand_side": "right", "hand_channels": "mine"}) as rec:
+        channels = HandPoseChannels(rec, "mine")
+        for k in range(3):
+            t = 1_000 + 100 * k
+            channels.write({"right": poses[k]}, DeviceDataTimestamp(t, t, t))
+    hands = RecordedHands.open(path)
+    assert (hands.name, hands.hand_side) == ("mine", "right")
+    assert hands.lookup("right", 999) is None  # before the first record
+    np.testing.assert_allclose(hands.lookup("right", 1_100), poses[1], atol=1e-6)
+    np.testing.assert_allclose(hands.lookup("right", 1_150), poses[1], atol=1e-6)  # held until the next
+    np.testing.assert_allclose(hands.lookup("right", 10**9), poses[2], atol=1e-6)
+    assert hands.lookup("left", 1_100) is None  # written as not tracked
+    plain = tmp_path / "plain.mcap"
+    McapRecorder(plain).close()
+    assert RecordedHands.open(plain) is None
