@@ -163,3 +163,51 @@ def test_recorded_hands_look_up_by_sample_time_and_hold_between_records(tmp_path
     plain = tmp_path / "plain.mcap"
     McapRecorder(plain).close()
     assert RecordedHands.open(plain) is None
+
+
+def test_sim_record_view_writes_the_view_topics_into_the_recording(tmp_path, mujoco_taxels):
+    """`sim --record FILE --record-view`: the scene (taxels on the moving hand), transforms,
+    resultants and force-image pictures are in FILE next to the untouched contract channels,
+    decodable with the schemas stored there; no scratch file is left behind."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+    from mcap.reader import make_reader
+
+    path = tmp_path / "press.mcap"
+    r = subprocess.run([SCRIPT, "sim", "--scenario", "press", "--duration", str(FRAMES / 100), "--quiet",
+                        "--record", str(path), "--record-view", "--images", str(tmp_path / "img.npz")],
+                       capture_output=True, text=True, timeout=120, env=ENV)
+    assert "recorded" in r.stdout, r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["img.npz", "press.mcap"]
+    counts: dict[str, int] = {}
+    scenes = []
+    start = None
+    with open(path, "rb") as f:
+        for schema, channel, message in make_reader(f).iter_messages():
+            counts[channel.topic] = counts.get(channel.topic, 0) + 1
+            if channel.topic == CID and start is None:
+                from wuji_tactile_device.contract import decode_tactile_record
+
+                ts = decode_tactile_record(message.data).timestamp
+                start = ts.sample_time_local_common_clock - ts.sample_time_raw_device_clock
+            if channel.topic == f"{CID}/view/scene":
+                assert (schema.name, schema.encoding, channel.message_encoding) == ("foxglove.SceneUpdate", "protobuf",
+                                                                                    "protobuf")
+                fds = descriptor_pb2.FileDescriptorSet.FromString(schema.data)
+                pool = descriptor_pool.DescriptorPool()
+                for fd in fds.file:
+                    pool.Add(fd)
+                scene = message_factory.GetMessageClass(pool.FindMessageTypeByName(schema.name)).FromString(message.data)
+                for e in scene.entities:
+                    if e.id == "taxels":
+                        scenes.append((message.log_time, np.array([[s.pose.position.x, s.pose.position.y,
+                                                                     s.pose.position.z] for s in e.spheres])))
+    assert counts[CID] == counts[f"{CID}/view/resultants"] == FRAMES
+    assert counts[f"{CID}/metadata"] == 1 and counts["hands/right_hand"] == FRAMES
+    assert counts[f"{CID}/view/images"] >= FRAMES // 4 and counts[f"{CID}/view/tf"] >= 1
+    assert len(scenes) >= FRAMES // 4
+    for log_time, positions in scenes:
+        k = round((log_time - start) / 10_000_000) - 1
+        np.testing.assert_allclose(positions, mujoco_taxels[k], atol=1e-5, rtol=0)
+    refused = subprocess.run([SCRIPT, "sim", "--record-view"], capture_output=True, text=True, timeout=60, env=ENV)
+    assert refused.returncode == 1
+    assert "--record-view writes into the recording: give --record FILE.mcap too" in refused.stderr

@@ -38,6 +38,9 @@ def register(subparsers) -> None:
     p.add_argument("--log-clock", choices=("simulated", "wall"), default="simulated",
                    help="log time of --record: simulated (start + simulated time, 10 ms per frame however fast "
                         "the run; default) or wall (when each frame was published)")
+    p.add_argument("--record-view", action="store_true",
+                   help="also write the Foxglove view's topics (3-D scene on the moving hand, transforms, pad "
+                        "resultants, force-image pictures with --images) into the --record file (extra 'view')")
     p.add_argument("--hands-name", default="hands", metavar="NAME",
                    help="hand channel prefix of --record, the Isaac Teleop HandsSource name (default hands)")
     p.add_argument("--realtime", action="store_true",
@@ -66,6 +69,8 @@ def run(args: argparse.Namespace) -> int:
     scenario = make_scenario(args.scenario, playback_file=args.joints, playback_rate=args.rate)
     if args.duration is not None and not args.duration > 0:
         raise ProducerError(f"--duration must be > 0 s, got {args.duration}")
+    if args.record_view and not args.record:
+        raise ProducerError("--record-view writes into the recording: give --record FILE.mcap too")
     frames = None if args.duration is None else int(round(args.duration * 100))
     producer = SimProducer(scenario, side=args.hand, seed=args.seed, collection_id=args.collection,
                            images=bool(args.images), max_frames=frames, log_clock=args.log_clock,

@@ -145,13 +145,14 @@ def run_producers(producers: list, args: argparse.Namespace, *, transport=None, 
     `sinks` go to the first producer's runner. With `--foxglove` (`args.foxglove`) a live view
     of every producer's collection is a sink of the loop; producers that know the hand's pose
     put it in their frames (`enable_hand_poses`), else `foxglove_hands` (a recording's hand
-    channels) place the taxels. Returns each producer's `RunCounters`."""
+    channels) place the taxels. With `--record-view` (`args.record_view`) the view's derived
+    topics go into the recording too. Returns each producer's `RunCounters`."""
     from tqdm import tqdm
 
     from ..producers.base import ProducerRunner, run_together
 
     recorder = None
-    view = None
+    view = record_view = None
     runners: list = []
     bar = tqdm(total=total, desc=desc, unit=" frames", file=sys.stderr, mininterval=0.5, disable=quiet)
     try:
@@ -165,11 +166,17 @@ def run_producers(producers: list, args: argparse.Namespace, *, transport=None, 
             recorder = McapRecorder(args.record, overwrite=args.overwrite, file_metadata=meta,
                                     compression=getattr(args, "compression", "zstd"))
         view = open_foxglove_sink(args, transport, [p.collection_id for p in producers], hands=foxglove_hands)
+        if recorder is not None and getattr(args, "record_view", False):
+            from ..integrations.foxglove_live import RecordedView
+
+            record_view = RecordedView(transport, [p.collection_id for p in producers], args.record,
+                                       hands=foxglove_hands)
         for k, producer in enumerate(producers):
             mine = list(sinks) if k == 0 else []
-            if view is not None:
-                producer.enable_hand_poses()
-                mine.append(view.for_collection(producer.collection_id))
+            for shown in (view, record_view):
+                if shown is not None:
+                    producer.enable_hand_poses()
+                    mine.append(shown.for_collection(producer.collection_id))
             runners.append(ProducerRunner(producer, transport, recorder=recorder, sinks=mine,
                                           speed=speed, progress=bar, metadata_period_s=metadata_period_s))
         if announce:
@@ -183,6 +190,11 @@ def run_producers(producers: list, args: argparse.Namespace, *, transport=None, 
         bar.close()
         with signals_ignored():
             try:
+                if record_view is not None:
+                    try:
+                        record_view.finish_into(recorder)  # the view's topics into the recording
+                    finally:
+                        record_view.discard()
                 if recorder is not None:
                     recorder.close()
             finally:

@@ -11,11 +11,13 @@
 - `FoxgloveSink`: the view as a `FrameSink` of the run loop (`sim/hw/replay --foxglove`): its own
   trackers on the producers' transport, the hand poses a frame carries
   (`Frame.extras[EXTRA_HAND_JOINT_POSES]`) or a recording's, the force images a frame carries.
+- `RecordedView`: the same derived topics written into the run's recording (`--record-view`).
 """
 from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -222,10 +224,53 @@ class FoxgloveSink(FrameSink):
             time.sleep(0.02)
 
     def close(self) -> None:
+        """Close the trackers and the view (server stopped, MCAP finished). Idempotent."""
         for tracker in self.trackers:
             tracker.close()
         self.trackers = []
         self.view.close()
+
+
+class RecordedView(FoxgloveSink):
+    """The view's derived topics (scene, transforms, resultants, images) written into a
+    recording (`sim --record FILE --record-view`): a `FoxgloveSink` without a server writing
+    through the Foxglove SDK's MCAP writer to a scratch file beside the recording, copied into the
+    recording by `finish_into(recorder)` (before the recorder closes) and then deleted. The
+    contract channels stay the recorder's own; the copies keep their schemas (protobuf / JSON
+    Schema), log times (the frames' sample times) and sequences."""
+
+    def __init__(self, transport: Any, collections: Sequence[str], record_path: str | os.PathLike, **options: Any):
+        self.scratch = Path(f"{record_path}.view.partial")
+        super().__init__(transport, collections, serve=False, mcap_path=str(self.scratch), overwrite=True, **options)
+
+    def finish_into(self, recorder: Any) -> int:
+        """Close the view, copy its messages into `recorder`, delete the scratch file; returns
+        the number of messages copied."""
+        from mcap.reader import make_reader
+
+        self.close()
+        copied = 0
+        try:
+            with open(self.scratch, "rb") as f:
+                handles: dict[int, int] = {}
+                for schema, channel, message in make_reader(f).iter_messages(log_time_order=False):
+                    if channel.id not in handles:
+                        handles[channel.id] = recorder.add_encoded_channel(
+                            channel.topic, schema.name, schema.encoding, schema.data, channel.message_encoding,
+                            metadata=dict(channel.metadata))
+                    recorder.write_flatbuffer(handles[channel.id], message.data, log_time_ns=message.log_time,
+                                              publish_time_ns=message.publish_time, sequence=message.sequence)
+                    copied += 1
+        except OSError as exc:
+            raise RecordingError(f"cannot read the view's scratch file {self.scratch}: {exc.strerror or exc}") from exc
+        finally:
+            self.discard()
+        return copied
+
+    def discard(self) -> None:
+        """Close the view and delete the scratch file (idempotent)."""
+        self.close()
+        self.scratch.unlink(missing_ok=True)
 
 
 class _CollectionSink(FrameSink):
@@ -239,5 +284,5 @@ class _CollectionSink(FrameSink):
         self._sink.poll()
 
 
-__all__ = ["FoxgloveSink", "HandPoseFeed", "RecordedHands", "attach_with_hands", "recorded_pose_source",
+__all__ = ["FoxgloveSink", "HandPoseFeed", "RecordedHands", "RecordedView", "attach_with_hands", "recorded_pose_source",
            "segment_poses_from_hand", "side_of_collection"]

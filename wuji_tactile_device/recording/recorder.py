@@ -191,6 +191,15 @@ class McapRecorder:
         """Open a non-contract FlatBuffers channel (encoding `flatbuffer`, its .bfbs as schema),
         e.g. Isaac Teleop's hand pose channels (`recording.hand_channels`). Returns the channel
         handle for `write_flatbuffer`. A topic already used by this recorder is refused."""
+        return self.add_encoded_channel(topic, schema_name, naming.SCHEMA_ENCODING, schema_bfbs,
+                                        naming.MESSAGE_ENCODING, metadata=metadata)
+
+    def add_encoded_channel(self, topic: str, schema_name: str, schema_encoding: str, schema_data: bytes,
+                            message_encoding: str, *, metadata: dict[str, str] | None = None) -> int:
+        """Open a non-contract channel for messages encoded elsewhere, in any MCAP encoding (e.g.
+        Foxglove's protobuf scene messages: schema encoding and message encoding `protobuf`).
+        Returns the handle for `write_flatbuffer` (which writes any such already-encoded
+        message). A topic already used by this recorder is refused."""
         self._check_open()
         if not isinstance(topic, str) or not topic:
             raise RecordingError(f"recording {self.path}: auxiliary topic must be a non-empty str, got {topic!r}")
@@ -199,8 +208,8 @@ class McapRecorder:
         if taken:
             raise RecordingError(f"recording {self.path}: topic {topic!r} is already recorded")
         try:
-            schema_id = self._writer.register_schema(schema_name, naming.SCHEMA_ENCODING, schema_bfbs)
-            channel = self._writer.register_channel(topic, naming.MESSAGE_ENCODING, schema_id, dict(metadata or {}))
+            schema_id = self._writer.register_schema(schema_name, schema_encoding, schema_data)
+            channel = self._writer.register_channel(topic, message_encoding, schema_id, dict(metadata or {}))
         except OSError as exc:
             raise RecordingError(f"cannot write to {self.path}: {exc.strerror or exc}") from exc
         self._json_channels[topic] = channel  # one registry of auxiliary topics (JSON or FlatBuffers)
