@@ -119,13 +119,20 @@ def test_sim_foxglove_shows_the_taxels_on_the_moving_hand(mujoco_taxels):
     assert closed >= 5, "scenes of the closed hand must be among those checked"
 
 
-def test_view_file_places_the_taxels_on_the_recorded_hand(tmp_path, mujoco_taxels):
+@pytest.mark.parametrize("command", ["view", "replay"])
+def test_a_recording_is_shown_on_the_recorded_hand(tmp_path, mujoco_taxels, command):
+    """`view FILE` and `replay FILE --foxglove` place the taxels by the file's hand channels."""
     path = tmp_path / "press.mcap"
     record_simulation(path, make_scenario("press"), max_frames=FRAMES)
-    scenes, start, err = serve_and_collect([SCRIPT, "view", str(path), "--port", "0", "--duration", "3",
-                                            "--scene-rate", "100", "--speed", "2"], want=FRAMES)
-    assert "on its recorded hand poses (hands/left_hand, hands/right_hand)" in err, err
-    assert len(scenes) >= 50, err
+    if command == "view":
+        cmd = [SCRIPT, "view", str(path), "--port", "0", "--duration", "3", "--scene-rate", "100", "--speed", "2"]
+        said = "on its recorded hand poses (hands/left_hand, hands/right_hand)"
+    else:
+        cmd = [SCRIPT, "replay", str(path), "--foxglove", "--foxglove-port", "0", "--speed", "2"]
+        said = "with the recorded hand poses"
+    scenes, start, err = serve_and_collect(cmd, want=FRAMES)
+    assert said in err, err
+    assert len(scenes) >= 30, err
     moved = 0
     for stamp, positions in scenes:
         k = round((stamp - start) / 10_000_000) - 1

@@ -70,9 +70,10 @@ def add_recording_arguments(parser: argparse.ArgumentParser, help_extra: str = "
 
 
 # -- live view -----------------------------------------------------------------------------------
-def open_foxglove_sink(args: argparse.Namespace, transport, collections: list[str], *, hands=None):
+def open_foxglove_sink(args: argparse.Namespace, transport, collections: list[str], *, hands=None, say=None):
     """The run loop's Foxglove view (`integrations.foxglove_live.FoxgloveSink`) when `--foxglove`
-    was given (its address printed on stderr), else None. `hands`: a recording's hand channels."""
+    was given (its address told through `say`, default a line on stderr), else None. `hands`: a
+    recording's hand channels."""
     if not getattr(args, "foxglove", False):
         return None
     from ..integrations.foxglove_live import FoxgloveSink
@@ -80,9 +81,12 @@ def open_foxglove_sink(args: argparse.Namespace, transport, collections: list[st
 
     sink = FoxgloveSink(transport, collections, hands=hands, host=args.foxglove_host, port=args.foxglove_port,
                         force_range_n=args.foxglove_range or DEFAULT_FORCE_RANGE_N)
-    print(f"foxglove: serving {', '.join(collections)} on ws://{args.foxglove_host}:{sink.port} "
-          "(Foxglove: Open connection → Foxglove WebSocket; layout examples/foxglove/tactile_view.json)",
-          file=sys.stderr, flush=True)
+    text = (f"foxglove: serving {', '.join(collections)} on ws://{args.foxglove_host}:{sink.port} "
+            "(Foxglove: Open connection → Foxglove WebSocket; layout examples/foxglove/tactile_view.json)")
+    if say is None:
+        print(text, file=sys.stderr, flush=True)
+    else:
+        say(text)
     return sink
 
 
@@ -165,7 +169,8 @@ def run_producers(producers: list, args: argparse.Namespace, *, transport=None, 
                     **(file_metadata or {})}
             recorder = McapRecorder(args.record, overwrite=args.overwrite, file_metadata=meta,
                                     compression=getattr(args, "compression", "zstd"))
-        view = open_foxglove_sink(args, transport, [p.collection_id for p in producers], hands=foxglove_hands)
+        view = open_foxglove_sink(args, transport, [p.collection_id for p in producers], hands=foxglove_hands,
+                                  say=lambda text: bar.write(text, file=sys.stderr))
         if recorder is not None and getattr(args, "record_view", False):
             from ..integrations.foxglove_live import RecordedView
 
