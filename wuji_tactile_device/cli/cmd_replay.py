@@ -30,7 +30,7 @@ def register(subparsers) -> None:
     p.add_argument("--collection", "-c", action="append", metavar="ID", help="only this collection (repeatable)")
     speed = p.add_mutually_exclusive_group()
     speed.add_argument("--speed", type=float, metavar="X", help="real time times X (1 = real time)")
-    speed.add_argument("--fast", action="store_true", help="as fast as possible (default without --publish)")
+    speed.add_argument("--fast", action="store_true", help="as fast as possible (default without --publish or --foxglove)")
     p.add_argument("--start", type=float, metavar="S", help="start S seconds after the first message")
     p.add_argument("--end", type=float, metavar="S", help="stop S seconds after the first message")
     p.add_argument("--loop", action="store_true", help="start over at the end (until Ctrl-C)")

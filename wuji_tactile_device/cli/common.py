@@ -195,13 +195,14 @@ def run_producers(producers: list, args: argparse.Namespace, *, transport=None, 
         bar.close()
         with signals_ignored():
             try:
-                if record_view is not None:
-                    try:
+                try:
+                    if record_view is not None:
                         record_view.finish_into(recorder)  # the view's topics into the recording
-                    finally:
+                finally:
+                    if record_view is not None:
                         record_view.discard()
-                if recorder is not None:
-                    recorder.close()
+                    if recorder is not None:
+                        recorder.close()  # whatever happened to the view's topics
             finally:
                 for runner in runners:
                     runner.close()
