@@ -31,6 +31,9 @@ from ..producers.base import EXTRA_FORCE_IMAGES, EXTRA_HAND_JOINT_POSES, Frame, 
 from .foxglove_view import FoxgloveView, segment_poses_from_joints
 
 _JOINT_IDS = range(int(HandJoint.NUM_JOINTS))
+#: Hand poses kept per collection for frames the view's tracker has not delivered yet (a network
+#: transport delivers late): 2.5 s at 100 Hz.
+_MAX_PENDING = 256
 HAND_SIDES = ("left", "right")
 
 
@@ -201,7 +204,10 @@ class FoxgloveSink(FrameSink):
         extras = frame.extras or {}
         joints = extras.get(EXTRA_HAND_JOINT_POSES)
         if joints is not None:
-            self._pending[collection_id][frame.sample_time_ns] = np.array(joints, dtype=np.float64)
+            pending = self._pending[collection_id]
+            pending[frame.sample_time_ns] = np.array(joints, dtype=np.float64)
+            if len(pending) > _MAX_PENDING:  # the view's tracker is not keeping up: forget the oldest
+                del pending[min(pending)]
         self.poll()
         images = extras.get(EXTRA_FORCE_IMAGES)
         if images is not None:
