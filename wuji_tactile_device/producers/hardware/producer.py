@@ -40,7 +40,7 @@ from .format import SensorFormat, parse_format
 from .identity import resolve_side
 from .layout_metadata import DEFAULT_AXIS_MAPPING, AxisMapping, hardware_metadata
 from .recovery import Backoff, RetryPolicy, bounded, is_timeout
-from .resultant_topic import ResultantRecorder
+from .resultant_topic import FingerResultant, ResultantRecorder, TickResultants  # noqa: F401 (re-exported)
 
 log = logging.getLogger(__name__)
 
@@ -78,30 +78,6 @@ class HardwareConfig:
     @property
     def collection(self) -> str:
         return self.collection_id or f"tactile/{self.side}"
-
-
-class FingerResultant(NamedTuple):
-    """The device's own resultant for one finger (aggregate block), not derived from taxels."""
-
-    finger: str
-    force_n: np.ndarray  # (3,) [N] in the aggregate axes R(base_rpy)·R(aggregate_rpy)
-    force_tip_n: np.ndarray | None  # (3,) [N] in tip_sensor_frame (None: mounting pose unknown)
-    temperature_c: float  # [°C], NaN when not declared
-    device_time_us: int
-
-
-class TickResultants(NamedTuple):
-    """The device resultants of one published tick, with the tick's identity in the contract
-    stream: `sequence` is the published data record's sequence, `sample_time_ns` its sample
-    time (local monotonic clock), `device_time_us` its device time and `available_time_ns` its
-    available time (when it was published). `resultants`: finger → FingerResultant, only fingers whose format
-    declares an aggregate force."""
-
-    sequence: int
-    available_time_ns: int
-    sample_time_ns: int
-    device_time_us: int
-    resultants: dict[str, FingerResultant]
 
 
 @dataclass
