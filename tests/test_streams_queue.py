@@ -256,3 +256,62 @@ def test_publisher_falls_back_to_the_contract_for_unusual_timestamps():
             pub.publish(forces_for(1, md.num_taxels), sample_time_ns=2**63)
         assert pub.publish(forces_for(2, md.num_taxels), sample_time_ns=3) == 1  # refused frame used no sequence
     bus.close()
+
+
+@pytest.mark.parametrize("fault", ["nan", "structure", "taxels", "truncated"])
+def test_batched_checks_keep_every_tracker_semantic(fault):
+    """40 queued frames are checked as a batch: a faulty one in the middle still raises at its own
+    sequence, the 20 before it are delivered (observers told, in order), the 19 behind it stay
+    pending and are delivered by the next update; under error_policy='drop' it is only counted."""
+    md = small_metadata()
+    n = md.num_taxels
+    ts = DeviceDataTimestamp(1, 2, 3)
+
+    def payloads():
+        out = [encode_tactile_record(forces_for(i, n), DeviceDataTimestamp(i, i + 1, i + 2)) for i in range(40)]
+        bad = forces_for(20, n)
+        if fault == "nan":
+            bad[3, 1] = np.nan
+            out[20] = encode_tactile_record(bad, ts)
+        elif fault == "structure":
+            out[20] = out[20][:4] + b"XXXX" + out[20][8:]  # wrong file identifier, same size
+        elif fault == "taxels":
+            out[20] = encode_tactile_record(forces_for(20, n + 1), ts)
+        else:
+            out[20] = out[20][:-7]
+        return out
+
+    expected = {"nan": "NonFiniteForceError", "structure": "InvalidMessageError", "taxels": "DataLayoutError",
+                "truncated": "InvalidMessageError"}[fault]
+    for policy in ("raise", "drop"):
+        bus = InProcessBus()
+        tracker = TactileTracker(CID, bus, error_policy=policy)
+        seen = []
+
+        class Observer:
+            def on_metadata(self, *args):
+                pass
+
+            def on_data(self, collection_id, message, frame):
+                seen.append(frame.sequence)
+                np.testing.assert_array_equal(frame.forces, forces_for(frame.sequence, n))
+                assert frame.timestamp == (frame.sequence, frame.sequence + 1, frame.sequence + 2)
+
+        tracker.add_observer(Observer())
+        link = bus.open_producer(CID, 9)
+        link.publish(Stream.METADATA, encode_metadata_record(md, ts), 0)
+        for i, payload in enumerate(payloads()):
+            link.publish(Stream.DATA, payload, i)
+        if policy == "raise":
+            with pytest.raises(Exception, match="data frame 20") as info:
+                tracker.update()
+            assert type(info.value).__name__ == expected
+            assert seen == list(range(20)) and tracker.pending == 19
+            assert tracker.update() == 19
+        else:
+            assert tracker.update() == 39
+        assert seen == [i for i in range(40) if i != 20]
+        c = tracker.counters
+        assert (c.received, c.delivered, c.rejected, c.sequence_gaps, c.frames_missing) == (40, 39, 1, 1, 1)
+        assert tracker.get_data().sequence == 39 and not tracker.get_data().forces.flags.writeable
+        bus.close()

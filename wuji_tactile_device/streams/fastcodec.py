@@ -24,6 +24,7 @@ import numpy as np
 from ..contract.records import DeviceDataTimestamp, decode_tactile_record, encode_tactile_record
 
 _TIMESTAMP = struct.Struct("<qqq")
+_new_tuple = tuple.__new__  # builds a NamedTuple without its Python-level __new__
 
 
 def _changed_span(a: bytes, b: bytes) -> tuple[int, int] | None:
@@ -63,6 +64,11 @@ class ForceRecordCodec:
         if joined != reference or self.check_bytes(reference) is None:
             return
         self.usable = True
+        # Batches view the joined payloads as rows of float32: needs 4-byte aligned rows and forces.
+        self._batchable = self.size % 4 == 0 and self._forces % 4 == 0
+        self._head_u8 = np.frombuffer(self._head, np.uint8)
+        self._middle_u8 = np.frombuffer(self._middle, np.uint8)
+        self._tail_u8 = np.frombuffer(self._tail, np.uint8)
 
     def _join(self, forces: np.ndarray, stamp: tuple[int, int, int]) -> bytes:
         return b"".join((self._head, _TIMESTAMP.pack(*stamp), self._middle, forces.tobytes(), self._tail))
@@ -81,7 +87,42 @@ class ForceRecordCodec:
                 or payload[self._tail_start :] != self._tail):
             return None
         forces = np.frombuffer(payload, np.float32, 3 * self.num_taxels, fp).reshape(self.num_taxels, 3)
-        return forces, DeviceDataTimestamp._make(_TIMESTAMP.unpack_from(payload, ts))
+        return forces, _new_tuple(DeviceDataTimestamp, _TIMESTAMP.unpack_from(payload, ts))
+
+    def check_batch(self, payloads: list) -> list[tuple[np.ndarray, DeviceDataTimestamp, bool] | None]:
+        """`decode` of many payloads at once, plus whether each frame's forces are all finite:
+        per payload `(forces, timestamp, finite)` or None (decode that one with the contract's
+        verifier). The structural bytes and finiteness of all of them are checked with a few
+        numpy operations on the joined payloads; each `forces` is a read-only `(N, 3)` view into
+        that joined copy (it keeps the whole batch alive: callers bound the batch size)."""
+        size, n = self.size, self.num_taxels
+        out: list = [None] * len(payloads)
+        if not self.usable:
+            return out
+        rows = [i for i, p in enumerate(payloads) if type(p) is bytes and len(p) == size]
+        if not rows:
+            return out
+        if not self._batchable:
+            for i in rows:
+                checked = self.check_bytes(payloads[i])
+                out[i] = None if checked is None else (*checked, bool(np.isfinite(checked[0]).all()))
+            return out
+        joined = b"".join([payloads[i] for i in rows])
+        u8 = np.frombuffer(joined, np.uint8).reshape(len(rows), size)
+        ts, fp, tail = self._ts, self._forces, self._tail_start
+        valid = (u8[:, :ts] == self._head_u8).all(axis=1)
+        valid &= (u8[:, ts + 24 : fp] == self._middle_u8).all(axis=1)
+        valid &= (u8[:, tail:] == self._tail_u8).all(axis=1)
+        first = fp // 4
+        forces = np.frombuffer(joined, np.float32).reshape(len(rows), size // 4)[:, first : first + 3 * n]
+        forces = forces.reshape(len(rows), n, 3)
+        finite = np.isfinite(forces).all(axis=(1, 2)).tolist()
+        unpack = _TIMESTAMP.unpack_from
+        new = _new_tuple
+        for row, (i, ok) in enumerate(zip(rows, valid.tolist())):
+            if ok:
+                out[i] = (forces[row], new(DeviceDataTimestamp, unpack(joined, row * size + ts)), finite[row])
+        return out
 
     def decode(self, payload: object) -> tuple[np.ndarray, DeviceDataTimestamp] | None:
         """(forces, timestamp) of a `bytes` payload laid out as this codec's records — forces a
