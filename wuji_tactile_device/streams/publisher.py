@@ -27,6 +27,7 @@ _U64 = (1 << 64) - 1
 _count_nonzero = np.count_nonzero
 _isfinite = np.isfinite
 _monotonic_ns = time.monotonic_ns
+_DATA = Stream.DATA  # (reading an Enum member off its class costs ~0.15 us)
 
 
 class TactilePublisher:
@@ -157,7 +158,7 @@ class TactilePublisher:
         if now - self._last_metadata_ns >= self.metadata_period_ns:
             self.publish_metadata()
         sequence = self._data_sequence
-        link.publish(Stream.DATA, payload, sequence)
+        link.publish(_DATA, payload, sequence)
         self._data_sequence = sequence + 1
         self._last_times = (now, sample_time_ns, device_time_ns)
         return sequence

@@ -21,6 +21,9 @@ from .base import (DEFAULT_QUEUE_BYTES, DEFAULT_QUEUE_LIMIT, DroppedPayload, Eve
                    Subscription, TrackerCounters)
 
 
+_DATA = Stream.DATA
+
+
 def check_limits(collection_id: str, *, queue_limit: int, queue_bytes: int, max_data_size: int | None,
                  max_metadata_size: int | None) -> None:
     """`ValueError` unless every limit is a positive integer (the size limits may be None)."""
@@ -47,6 +50,7 @@ class SubscriptionQueue:
         self.limit = limit
         self.max_bytes = max_bytes
         self._size_limits = {Stream.DATA: max_data_size, Stream.METADATA: max_metadata_size}
+        self._data_limit, self._metadata_limit = max_data_size, max_metadata_size  # (an Enum hashes in Python)
         self._events: deque[Event] = deque()
         self._bytes = 0  # payload bytes of the queued messages
         self._lock = threading.Lock()
@@ -101,7 +105,7 @@ class SubscriptionQueue:
         stream = message[1]
         with self._lock:
             events = self._events
-            limit = self._size_limits[stream]
+            limit = self._data_limit if stream is _DATA else self._metadata_limit
             if ((limit is not None and size > limit) or len(events) >= self.limit
                     or self._bytes + size > self.max_bytes):
                 self._refuse(stream, size, message[3], message[4], message[5])
