@@ -17,8 +17,13 @@ Rules (docs/streams.md, "Tracker semantics"):
   typed error from `update()` (`error_policy="raise"`), or with `error_policy="drop"` a counted
   drop of that data frame (metadata faults always raise: they concern the layout itself);
 - when `update()` raises, the events still queued behind the faulty one stay pending and are
-  processed by the next call; nothing is lost.
-All of this runs in the caller's thread: transports only enqueue.
+  processed by the next call; nothing is lost;
+- between two `update()` calls at most `queue_limit` events and `queue_bytes` of payload wait
+  (drops counted); on a live transport, records above the size limits are refused at arrival and
+  reported by `update()` in their place, as above.
+All of this runs in the caller's thread: transports only enqueue. Records of the adopted layout
+are checked by their structural bytes, in batches when many are queued (`fastcodec`); anything
+else goes through the contract's full verifier.
 """
 from __future__ import annotations
 
