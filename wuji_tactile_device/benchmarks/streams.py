@@ -309,9 +309,9 @@ def run(quick: bool = False) -> Section:
         before = machine_load()
         part(quick, section)
         after = machine_load()
-        section.rows.append(Row(f"machine load average (1 min) before → after the {name} part", after[0], "",
-                                f"before {load_text(before)}, after {load_text(after)} (1/5/15 min); "
-                                f"{os.cpu_count()} CPUs: a ratio is only as good as its reference's share of them"))
+        section.rows.append(Row(f"machine load average (1 min) after the {name} part", after[0], "",
+                                f"1/5/15 min before {load_text(before)}, after {load_text(after)}; "
+                                f"{os.cpu_count()} CPUs"))
     return section
 
 
