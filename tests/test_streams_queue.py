@@ -106,8 +106,11 @@ def test_bad_limits_are_value_errors(kwargs, name):
     if name != "max_data_size":
         with pytest.raises(ValueError, match=name):
             TactileTracker(CID, bus, **kwargs)
-    with pytest.raises(ValueError, match="keep_frames"):
+    with pytest.raises(ValueError, match="keep_frames must be an integer >= 1, got 0"):
         TactileTracker(CID, bus, keep_frames=0)
+    with pytest.raises(ValueError, match="max_flatbuffer_size must be an integer >= 1, got 0"):
+        TactileTracker(CID, bus, max_flatbuffer_size=0)
+    assert TactileTracker(CID, bus, queue_limit=np.int64(5)).update() == 0  # any integer type
     bus.close()
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
+from numbers import Integral
 
 from ..contract.naming import Stream
 from .base import (DEFAULT_QUEUE_BYTES, DEFAULT_QUEUE_LIMIT, DroppedPayload, Event, LivelinessChange, Message,
@@ -24,16 +25,20 @@ from .base import (DEFAULT_QUEUE_BYTES, DEFAULT_QUEUE_LIMIT, DroppedPayload, Eve
 _DATA = Stream.DATA
 
 
+def check_count(collection_id: str, name: str, value: object) -> None:
+    """`ValueError` unless `value` (argument `name`) is an integer >= 1."""
+    if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
+        raise ValueError(f"collection {collection_id!r}: {name} must be an integer >= 1, got {value!r}")
+
+
 def check_limits(collection_id: str, *, queue_limit: int, queue_bytes: int, max_data_size: int | None,
                  max_metadata_size: int | None) -> None:
-    """`ValueError` unless every limit is a positive integer (the size limits may be None)."""
-    for name, value, optional in (("queue_limit", queue_limit, False), ("queue_bytes", queue_bytes, False),
-                                  ("max_data_size", max_data_size, True),
-                                  ("max_metadata_size", max_metadata_size, True)):
-        if value is None and optional:
-            continue
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"collection {collection_id!r}: {name} must be an integer >= 1, got {value!r}")
+    """`ValueError` unless every limit is an integer >= 1 (the size limits may be None)."""
+    check_count(collection_id, "queue_limit", queue_limit)
+    check_count(collection_id, "queue_bytes", queue_bytes)
+    for name, value in (("max_data_size", max_data_size), ("max_metadata_size", max_metadata_size)):
+        if value is not None:
+            check_count(collection_id, name, value)
 
 
 class SubscriptionQueue:

@@ -43,7 +43,7 @@ from ..errors import (DataLayoutError, InvalidMessageError, MessageTooLargeError
 from .base import (DEFAULT_QUEUE_BYTES, DEFAULT_QUEUE_LIMIT, DroppedPayload, Event, LivelinessChange, Message,
                    Subscription, Transport, TrackerCounters)
 from .fastcodec import ForceRecordCodec
-from .queue import QueuedSubscription, check_limits
+from .queue import QueuedSubscription, check_count, check_limits
 
 ERROR_POLICIES = ("raise", "drop")
 _DATA = Stream.DATA
@@ -110,13 +110,10 @@ class TactileTracker:
         if error_policy not in ERROR_POLICIES:
             raise ValueError(f"collection {collection_id!r}: error_policy must be one of {ERROR_POLICIES}, "
                              f"got {error_policy!r}")
-        if isinstance(max_flatbuffer_size, bool) or not isinstance(max_flatbuffer_size, int) or max_flatbuffer_size < 1:
-            raise ValueError(f"collection {collection_id!r}: max_flatbuffer_size must be a positive integer, "
-                             f"got {max_flatbuffer_size!r}")
-        if isinstance(keep_frames, bool) or not isinstance(keep_frames, int) or keep_frames < 1:
-            raise ValueError(f"collection {collection_id!r}: keep_frames must be an integer >= 1, got {keep_frames!r}")
-        check_limits(collection_id, queue_limit=queue_limit, queue_bytes=queue_bytes,
-                     max_data_size=max_flatbuffer_size, max_metadata_size=TRACKER_METADATA_MAX_SIZE)
+        check_count(collection_id, "max_flatbuffer_size", max_flatbuffer_size)
+        check_count(collection_id, "keep_frames", keep_frames)
+        check_limits(collection_id, queue_limit=queue_limit, queue_bytes=queue_bytes, max_data_size=None,
+                     max_metadata_size=None)
         self.collection_id = collection_id
         self.max_flatbuffer_size = max_flatbuffer_size
         self.error_policy = error_policy
