@@ -277,7 +277,7 @@ def test_batched_checks_keep_every_tracker_semantic(fault):
             bad[3, 1] = np.nan
             out[20] = encode_tactile_record(bad, ts)
         elif fault == "structure":
-            out[20] = out[20][:4] + b"XXXX" + out[20][8:]  # wrong file identifier, same size
+            out[20] = out[20][:4] + b"TMER" + out[20][8:]  # another record type's identifier, same size
         elif fault == "taxels":
             out[20] = encode_tactile_record(forces_for(20, n + 1), ts)
         else:
