@@ -3,8 +3,8 @@
 `base` (the transport interface, its events and the one counters shape), `queue` (the
 subscription queue every transport shares), `inproc` (one process), `zenoh_transport` (between
 processes and machines), `publisher` (`TactilePublisher`, the producer side), `tracker`
-(`TactileTracker`, the consumer side), `fastcodec` (per-frame record encoding and checking for the
-hot paths), and `open_transport(spec)` to open a transport by name.
+(`TactileTracker`, the consumer side; both use `contract.records.ForceRecordCodec` on the hot
+path), `zenoh_router` / `zenoh_security` (several machines), and `open_transport(spec)`.
 """
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ from ..contract.records import (DEFAULT_MAX_FLATBUFFER_SIZE, TRACKER_METADATA_MA
                                 encode_tactile_record, tactile_record_size)
 from ..errors import DataLayoutError, MessageTooLargeError, NonFiniteForceError, TransportError
 from .base import ProducerLink, Transport
-from .fastcodec import ForceRecordCodec
+from ..contract.records import ForceRecordCodec
 
 _U64 = (1 << 64) - 1
 _count_nonzero = np.count_nonzero
@@ -72,8 +72,7 @@ class TactilePublisher:
         self.metadata_period_ns = int(metadata_period_s * 1e9)
         self._num_taxels = metadata.num_taxels
         self._shape = (metadata.num_taxels, 3)
-        codec = ForceRecordCodec(metadata.num_taxels)
-        self._codec = codec if codec.usable else None
+        self._codec = ForceRecordCodec(metadata.num_taxels)
         self._data_sequence = 0
         self._metadata_sequence = 0
         self._last_metadata_ns = 0

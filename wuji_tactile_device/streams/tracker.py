@@ -22,7 +22,7 @@ Rules (docs/streams.md, "Tracker semantics"):
   (drops counted); on a live transport, records above the size limits are refused at arrival and
   reported by `update()` in their place, as above.
 All of this runs in the caller's thread: transports only enqueue. Records of the adopted layout
-are checked by their structural bytes, in batches when many are queued (`fastcodec`); anything
+are checked by their structural bytes, in batches when many are queued (`contract.records.ForceRecordCodec`); anything
 else goes through the contract's full verifier.
 """
 from __future__ import annotations
@@ -42,7 +42,7 @@ from ..errors import (DataLayoutError, InvalidMessageError, MessageTooLargeError
                       MetadataValidationError, NonFiniteForceError, TactileError)
 from .base import (DEFAULT_QUEUE_BYTES, DEFAULT_QUEUE_LIMIT, DroppedPayload, Event, LivelinessChange, Message,
                    Subscription, Transport, TrackerCounters)
-from .fastcodec import ForceRecordCodec
+from ..contract.records import ForceRecordCodec
 from .queue import QueuedSubscription, check_count, check_limits
 
 ERROR_POLICIES = ("raise", "drop")
@@ -304,7 +304,7 @@ class TactileTracker:
             self._metadata = record.metadata
             self._num_taxels = record.metadata.num_taxels
             codec = ForceRecordCodec(self._num_taxels)
-            self._codec = codec if codec.usable and codec.size <= self.max_flatbuffer_size else None
+            self._codec = codec if codec.size <= self.max_flatbuffer_size else None
         elif record.metadata != self._metadata:
             session.confirmed = False
             self.counters.rejected += 1
