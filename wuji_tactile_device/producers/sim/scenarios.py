@@ -191,8 +191,17 @@ def _add_box(body, name: str, centre, R: np.ndarray, half, rgba) -> None:
 
 
 class Scenario:
+    """A scripted run. `contact_model` ("distributed" | "gaussian") and `sensor_model` (a
+    `SensorModel` or None) are passed to the `HandSimulation` it builds."""
+
     name = ""
     duration_s = 0.0
+    contact_model = "distributed"
+    sensor_model = None
+
+    def simulation(self, side: str, spec: mujoco.MjSpec, object_geoms) -> HandSimulation:
+        return HandSimulation(side, spec, object_geoms, contact_model=self.contact_model,
+                              sensor_model=self.sensor_model)
 
     def build(self, side: str, seed: int) -> HandSimulation:
         raise NotImplementedError
@@ -268,7 +277,7 @@ class PressScenario(Scenario):
             name = f"press_object_{f}_plate"
             _add_box(body, name, centre, Rb, (0.0065, 0.0085, half_t), [0.8, 0.6, 0.3, 1])
             names.append(name)
-        sim = HandSimulation(side, spec, names)
+        sim = self.simulation(side, spec, names)
         directions = _closing_directions(side, self.q_pre, _flex_joints(side), _servo_kp())
         self.feedback = _ForceFeedback(self.q_pre, directions, np.ones(5), c0=-self.STANDOFF,
                                        seek_speed=self.SEEK_SPEED, max_speed=self.MAX_SPEED,
@@ -401,7 +410,7 @@ class LiftScenario(Scenario):
         pedestal = spec.worldbody.add_body(name="pedestal", pos=[centre_w[0], centre_w[1], centre_w[2] - half[2] - ped_half[2]])
         pedestal.add_geom(name="pedestal_geom", type=mujoco.mjtGeom.mjGEOM_BOX, size=list(ped_half),
                           friction=[1.0, 0.005, 0.0001], rgba=[0.4, 0.4, 0.4, 1])
-        sim = HandSimulation(side, spec, ["lift_block_geom"])
+        sim = self.simulation(side, spec, ["lift_block_geom"])
         self.block_geom = np.array([sim.model.geom("lift_block_geom").id])
         self.pedestal_geom = np.array([sim.model.geom("pedestal_geom").id])
         self.block_body = sim.model.body("lift_block").id
@@ -511,6 +520,7 @@ class PlaybackScenario(Scenario):
             raise ProducerError(f"playback row {r}: joint {hand_kinematics(side).joint_names[j]} = "
                                 f"{self.joints[r, j]:.4f} rad is outside its range {ranges[j].tolist()}")
         press = PressScenario()
+        press.contact_model, press.sensor_model = self.contact_model, self.sensor_model
         sim = press.build(side, seed)
         self.frames_with_contact = 0
         self.finite = True
