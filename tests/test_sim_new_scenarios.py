@@ -1,0 +1,43 @@
+"""New scenarios: their checks pass on both hands, and fail when what they guard is broken."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import wuji_tactile_device.producers.sim.contact_forces as cf
+from wuji_tactile_device.producers.sim.producer import run_scenario
+from wuji_tactile_device.producers.sim.scenarios import SCENARIOS, NailContactScenario, make_scenario
+
+
+@pytest.mark.parametrize("side", ["right", "left"])
+def test_nail_contact_is_rejected_while_the_pad_contact_is_measured(side):
+    result = run_scenario(make_scenario("nail-contact"), side=side)
+    assert result.passed, result.report()
+    by_name = {c.name: c for c in result.checks}
+    assert by_name["min solver force on the index nail side (t >= 0.3 s)"].value > 0.2
+
+
+def test_nail_contact_checks_fail_without_the_mask(monkeypatch):
+    """With every mask condition disabled, the nail-side force reaches the index pad and the
+    scenario's checks say so."""
+
+    class Unmasked(NailContactScenario):
+        def simulation(self, side, spec, object_geoms):
+            sim = super().simulation(side, spec, object_geoms)
+            c = sim.contacts
+            c._front = lambda y, zero: np.ones(np.shape(y), dtype=bool)
+            c._slot_info = c._slot_info.copy()
+            c._slot_info[:, 3] = 1.0                      # nearest-taxel radius² → 1 m²
+            return sim
+
+    monkeypatch.setattr(cf, "MIN_NORMAL_ALIGNMENT", -2.0)  # any normal accepted
+    result = run_scenario(Unmasked(), side="right")
+    failed = {c.name for c in result.checks if not c.passed}
+    assert "max |index pad output| (taxels and resultant) while it is loaded" in failed
+    assert "frames with the nail-side contact rejected by the mask" in failed
+
+
+def test_scenario_names_dispatch():
+    for name in SCENARIOS:
+        if name != "playback":
+            assert make_scenario(name).name == name
