@@ -139,3 +139,42 @@ def test_zero_normal_force_still_assigns_the_closest_point():
     loads = taxel_loads(sim, g, 0.0)
     assert np.all(np.isfinite(loads))
     assert INDEX == 1
+
+
+def test_compiled_kernel_equals_the_numpy_reference():
+    """The numba kernel (Newton level solve, one pass per pair) and the numpy path (sort-based
+    level solve) give the same taxel forces and images: every pad of a press hold, plus shapes."""
+    from wuji_tactile_device.producers.sim import contact_model as cm
+    if cm.KERNEL is None:
+        pytest.skip("numba is not installed (extra 'fast'); the numpy path is the one in use")
+    from wuji_tactile_device.producers.sim.producer import run_scenario
+    from wuji_tactile_device.producers.sim.scenarios import PressScenario
+    got = {}
+    run_scenario(PressScenario(), max_frames=500, on_frame=lambda sim, r: got.__setitem__("sim", sim))
+    sims = [got["sim"]] + [object_on_index_pad(k, angle_deg=a)[0] for k, a in
+                           (("sphere", 0), ("edge", 30), ("cylinder", 60), ("plate", 0))]
+    for sim in sims:
+        c = sim.contacts
+        if c.read(sim.data).num_contacts == 0:      # static shapes: no solver contact yet: push a load
+            g = int(sim.object_geom_ids[0])
+            for be in ("numpy", "numba"):
+                dm = cm.DistributedContact(sim.model, c.pads, c.distal_bodies, c._object_geoms, backend=be)
+                f = np.array([[0.02, -0.7, 0.1]])
+                out = dm.taxel_slot_forces(sim.data, np.array([INDEX]), np.array([g]), f, np.array([0.7]))
+                img = dm.images(sim.data, np.array([INDEX]), np.array([g]), f, np.array([0.7]))
+                got[be] = (out[0], out[1], img)
+        else:
+            for be in ("numpy", "numba"):
+                c.distributed = cm.DistributedContact(sim.model, c.pads, c.distal_bodies, c._object_geoms, backend=be)
+                r = c.read(sim.data, images=True)
+                got[be] = (r.taxel_forces_distal, np.zeros(1), r.images)
+        for a, b in zip(got["numpy"], got["numba"]):
+            np.testing.assert_allclose(b, a, rtol=1e-9, atol=1e-13)
+
+
+def test_backend_choice_is_checked():
+    from wuji_tactile_device.producers.sim import contact_model as cm
+    sim, _ = object_on_index_pad("sphere")
+    c = sim.contacts
+    with pytest.raises(ValueError, match="backend must be 'numba' or 'numpy', got 'gpu'"):
+        cm.DistributedContact(sim.model, c.pads, c.distal_bodies, c._object_geoms, backend="gpu")

@@ -30,6 +30,7 @@ import mujoco
 import numpy as np
 
 from ...errors import ProducerError
+from .contact_kernel import KERNEL
 from .taxels import IMAGE_SHAPE, PadTaxels
 
 #: Layer thickness [m] and confined modulus [Pa] of the pad's elastomer; K = E_c / h [N/m³].
@@ -131,10 +132,20 @@ def _quadrature(pads: tuple[PadTaxels, ...], step: int, to_pixels: bool) -> _Qua
 class DistributedContact:
     """The distributed contact model of one hand (see the module docstring).
 
-    `object_geoms`: ids of the measured object geoms; all must be of a supported primitive type."""
+    `object_geoms`: ids of the measured object geoms; all must be of a supported primitive type.
+    `backend`: "numba" (compiled kernel, when numba is installed: the default then) or "numpy"
+    (the reference; the same result to rounding)."""
 
     def __init__(self, model: mujoco.MjModel, pads: tuple[PadTaxels, ...], distal_bodies: np.ndarray,
-                 object_geoms: np.ndarray, *, stiffness: float = STIFFNESS, taxel_grid_step: int = TAXEL_GRID_STEP):
+                 object_geoms: np.ndarray, *, stiffness: float = STIFFNESS, taxel_grid_step: int = TAXEL_GRID_STEP,
+                 backend: str | None = None):
+        if backend is None:
+            backend = "numba" if KERNEL is not None else "numpy"
+        if backend not in ("numba", "numpy"):
+            raise ValueError(f"distributed contact: backend must be 'numba' or 'numpy', got {backend!r}")
+        if backend == "numba" and KERNEL is None:
+            raise ValueError("distributed contact: backend 'numba' needs numba (pip install 'wuji-tactile-device[fast]')")
+        self.backend = backend
         if not stiffness > 0:
             raise ValueError(f"distributed contact: stiffness must be > 0 N/m³, got {stiffness}")
         if taxel_grid_step < 1:
@@ -156,6 +167,8 @@ class DistributedContact:
         self._pair_stride = model.ngeom
         self._cell_offsets = (np.arange(64) * self.slots)[:, None]     # per-pair cell blocks
         self._pad_onehot = np.eye(5)
+        self._geom_type = model.geom_type.astype(np.int64)
+        self._no_level = np.full(64, np.nan)
 
     # -- per frame --------------------------------------------------------------------------------
     def pairs(self, data: mujoco.MjData, pad: np.ndarray, geom: np.ndarray, f_loc: np.ndarray,
@@ -176,20 +189,32 @@ class DistributedContact:
         """Unnormalised weights (P, M) = A·max(λ − sdf, 0) of each quadrature point, their row
         sums (P,) and the level λ (P,) [m] — λ = δ + min sdf, the same equation as for δ without
         forming the gap — solved on this quadrature unless `level` is given."""
-        Rd = data.xmat.take(self.distal_bodies.take(pad), axis=0).reshape(-1, 3, 3)
-        Rg = data.geom_xmat.take(geom, axis=0).reshape(-1, 3, 3)
-        # distal → geom affine map [A | b] applied to homogeneous points in one product
-        T = np.empty((len(pad), 3, 4))
-        RgT = Rg.transpose(0, 2, 1)
-        T[:, :, :3] = RgT @ Rd
-        T[:, :, 3] = _matvec(RgT, data.xpos.take(self.distal_bodies.take(pad), axis=0) - data.geom_xpos.take(geom, axis=0))
-        local = T @ quad.points_h.take(pad, axis=0)                          # (P, 3, M)
+        local = self._transforms(data, pad, geom) @ quad.points_h.take(pad, axis=0)   # (P, 3, M)
         sdf = self._sdf(geom, local)       # padding points sit ≥ 1 m away: never in a footprint
         area = quad.area.take(pad, axis=0)
         lam = self._level(sdf, area, f_normal * (1.0 / self.stiffness) + _MIN_VOLUME) if level is None else level
         w = np.maximum(lam[:, None] - sdf, 0.0)
         w *= area
         return w, w.sum(axis=1), lam
+
+    def _transforms(self, data: mujoco.MjData, pad: np.ndarray, geom: np.ndarray) -> np.ndarray:
+        """(P, 3, 4) distal → object-geom affine maps [A | b] (homogeneous points in one product)."""
+        body = self.distal_bodies.take(pad)
+        Rd = data.xmat.take(body, axis=0).reshape(-1, 3, 3)
+        RgT = data.geom_xmat.take(geom, axis=0).reshape(-1, 3, 3).transpose(0, 2, 1)
+        T = np.empty((len(pad), 3, 4))
+        T[:, :, :3] = RgT @ Rd
+        T[:, :, 3] = _matvec(RgT, data.xpos.take(body, axis=0) - data.geom_xpos.take(geom, axis=0))
+        return T
+
+    def _kernel(self, data, quad: _Quadrature, cells_per_pad: int, pad, geom, force, f_normal, level=None):
+        """The compiled path: (cells, 3) forces and the level per pair."""
+        out = np.zeros((5 * cells_per_pad, 3))
+        volume = f_normal * (1.0 / self.stiffness) + _MIN_VOLUME
+        lam = KERNEL(quad.points_h, quad.area, quad.cell, cells_per_pad, pad, geom, self.distal_bodies,
+                     data.xmat, data.xpos, data.geom_xmat, data.geom_xpos, self._geom_type, self.model.geom_size,
+                     volume, self._no_level[:len(pad)] if level is None else level, force, out)
+        return out, lam
 
     def _sdf(self, geom: np.ndarray, local: np.ndarray) -> np.ndarray:
         size = self.model.geom_size.take(geom, axis=0)
@@ -223,6 +248,8 @@ class DistributedContact:
         """(5 · slots, 3) force ON each pad's taxel slots [N] in the distal frame, and each
         pair's level λ (P,) [m]."""
         q = self.taxel_quad
+        if self.backend == "numba":
+            return self._kernel(data, q, self.slots, pad, geom, f_loc, f_normal)
         w, total, lam = self.weights(data, q, pad, geom, f_normal)
         P = len(pad)
         cell = q.cell.take(pad, axis=0) + self._cell_offsets[:P]
@@ -237,9 +264,12 @@ class DistributedContact:
         at the level λ of the taxels' solve when given (saves a sort of every pixel), each
         pair's pixels normalised to its force."""
         q = self.pixel_quad
+        npx = IMAGE_SHAPE[0] * IMAGE_SHAPE[1]
+        if self.backend == "numba":
+            out, _ = self._kernel(data, q, npx, pad, geom, f_pad, f_normal, level)
+            return out.reshape((5,) + IMAGE_SHAPE + (3,)).transpose(0, 3, 1, 2)
         w, total, _ = self.weights(data, q, pad, geom, f_normal, level)
         w /= total[:, None]
-        npx = IMAGE_SHAPE[0] * IMAGE_SHAPE[1]
         cell = q.cell.take(pad, axis=0) + (pad * npx)[:, None]                  # (P, M) stacked pixel
         index = cell[None, :, :] + (np.arange(3) * 5 * npx)[:, None, None]       # (3, P, M)
         values = f_pad.T[:, :, None] * w[None, :, :]
