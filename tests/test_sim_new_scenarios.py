@@ -59,3 +59,30 @@ def test_press_window_checks_report_the_seed_measurements_and_catch_a_slow_hold(
         KI = np.full(5, 0.15)
     slow = {c.name: c for c in run_scenario(OldGain(), side="right").checks}
     assert not slow[names[0]].passed and 0.001 < slow[names[0]].value < 0.002
+
+
+@pytest.mark.parametrize("name", ["grasp-sphere", "grasp-cylinder", "grasp-box", "release"])
+@pytest.mark.parametrize("side", ["right", "left"])
+def test_grasp_and_release_scenarios_pass_their_checks(name, side):
+    result = run_scenario(make_scenario(name), side=side)
+    assert result.passed, result.report()
+    checks = {c.name: c for c in result.checks}
+    # Weight balance while airborne: the pads carry the 30 g object, the pedestal nothing.
+    assert checks["max |pad world-vertical support - weight 0.2943 N| / weight while airborne"].value < 0.005
+
+
+def test_release_checks_catch_a_squeeze_before_opening():
+    from wuji_tactile_device.producers.sim.scenarios import ReleaseScenario
+
+    class Squeeze(ReleaseScenario):
+        def control(self, sim, t):
+            if self.AIR_END <= t < self.AIR_END + 0.15:       # close 4 mm further first
+                sim.set_joint_targets(self.feedback.q0 + (self.feedback.c + 0.004) @ self.feedback.dirs)
+                return
+            if t >= self.AIR_END + 0.15 and not hasattr(self, "q_release"):
+                self.q_release = self.feedback.command()
+            super().control(sim, t)
+
+    checks = {c.name: c for c in run_scenario(Squeeze(), side="right").checks}
+    squeeze = checks["max pad ‖F‖ while the hand opens (no squeeze transient)"]
+    assert not squeeze.passed and squeeze.value > squeeze.limit

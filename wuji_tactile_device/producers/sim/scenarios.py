@@ -430,6 +430,7 @@ class LiftScenario(Scenario):
     duration_s = 9.0
     PRE_S, GRIP_START, GRIP_END, LIFT_START, LIFT_END = 1.5, 3.0, 4.0, 4.5, 6.5
     HOLD_CHECK_START = 7.0
+    AIR_END = float("inf")   # [s] the airborne hold ends here (a release scenario opens the hand)
     LIFT_HEIGHT = 0.080
     CONTACT_BELOW_CENTRE = 0.009  # the pads close onto the block this far below the FK touch points [m]
     GRIP = 0.8      # [N] pad resultant target while gripping
@@ -467,7 +468,8 @@ class LiftScenario(Scenario):
         half = (thickness / 2, 0.008, 0.010)
         block = spec.worldbody.add_body(name="lift_block", pos=list(centre_w))
         block.add_freejoint(name="lift_block_free")
-        block.add_geom(name="lift_block_geom", type=mujoco.mjtGeom.mjGEOM_BOX, size=list(half), mass=BLOCK_MASS,
+        gtype, size = self.object_geometry(thickness)
+        block.add_geom(name="lift_block_geom", type=gtype, size=list(size), mass=BLOCK_MASS,
                        friction=[1.0, 0.02, 0.0001], condim=6, rgba=[0.2, 0.5, 0.9, 1])
         ped_half = (0.007, 0.007, 0.03)
         pedestal = spec.worldbody.add_body(name="pedestal", pos=[centre_w[0], centre_w[1], centre_w[2] - half[2] - ped_half[2]])
@@ -483,6 +485,11 @@ class LiftScenario(Scenario):
         self.t, self.support, self.pedestal, self.height, self.mag = [], [], [], [], []
         self.last = np.zeros(5)
         return sim
+
+    def object_geometry(self, thickness: float):
+        """(MuJoCo geom type, size) of the lifted object; `thickness` [m] is the free width between
+        the two pads along the grip axis (the body's x)."""
+        return mujoco.mjtGeom.mjGEOM_BOX, (thickness / 2, 0.008, 0.010)
 
     def grip_target(self, t: float) -> float:
         if t < self.GRIP_START:
@@ -509,11 +516,13 @@ class LiftScenario(Scenario):
         support, ped, h = np.array(self.support), np.array(self.pedestal), np.array(self.height)
         weight = BLOCK_MASS * GRAVITY
         end = float(t[-1]) if len(t) else 0.0
-        air = (t >= self.HOLD_CHECK_START) & (h > 0.001)
+        air_end = min(self.duration_s, self.AIR_END)
+        air = (t >= self.HOLD_CHECK_START) & (t <= air_end + 1e-9) & (h > 0.001)
         nan = float("nan")
         # The airborne checks judge the hold after the lift: a run that stops earlier fails them.
-        air_missing = "" if end >= self.duration_s - 1e-9 else (
-            f"the run ended at {end:.2f} s, the airborne hold is {self.HOLD_CHECK_START:g}-{self.duration_s:g} s")
+        air_missing = "" if end >= air_end - 1e-9 else (
+            f"the run ended at {end:.2f} s, the airborne hold is {self.HOLD_CHECK_START:g}-{air_end:g} s")
+        lifted = h[t <= air_end + 1e-9]
         if air.any():
             rel = float(np.max(np.abs(support[air] - weight)) / weight)
             mean, ped_max = float(support[air].mean()), float(np.max(np.abs(ped[air])))
@@ -521,7 +530,8 @@ class LiftScenario(Scenario):
             rel = mean = ped_max = nan
             air_missing = air_missing or "the block never left the pedestal after 7 s"
         return [
-            Check("block lifted (height gain at the end)", 1e3 * float(h[-1]) if len(h) else nan, ">=", 75.0, "mm",
+            Check("block lifted (height gain at the end of the hold)", 1e3 * float(lifted[-1]) if len(lifted) else nan,
+                  ">=", 75.0, "mm",
                   "" if end >= self.LIFT_END - 1e-9 else f"the run ended at {end:.2f} s, the lift ends at {self.LIFT_END:g} s"),
             Check("airborne hold frames (t >= 7 s, block off the pedestal)", float(air.sum()), ">=", 150, "frames"),
             Check("max |pad world-vertical support - weight 0.2943 N| / weight while airborne", rel, "<=", 0.02,
@@ -529,6 +539,83 @@ class LiftScenario(Scenario):
             Check("mean pad world-vertical support while airborne", mean, ">=", 0.98 * weight, "N", air_missing),
             Check("max pedestal support while airborne", ped_max, "==", 0.0, "N", air_missing),
         ]
+
+
+class GraspScenario(LiftScenario):
+    """The lift with a free sphere, cylinder or box of 30 g taken from the pedestal: the same
+    pinch, grip feedback, 80 mm lift and weight-balance checks; the pads' footprints differ with
+    the shape (a sphere: a point contact; a vertical cylinder: a line across the pad; a box: a face)."""
+
+    SHAPES = ("sphere", "cylinder", "box")
+
+    def __init__(self, shape: str):
+        if shape not in self.SHAPES:
+            raise ValueError(f"grasp shape must be one of {', '.join(self.SHAPES)}, got {shape!r}")
+        self.shape = shape
+        self.name = f"grasp-{shape}"
+
+    def object_geometry(self, thickness: float):
+        r = thickness / 2
+        if self.shape == "sphere":
+            return mujoco.mjtGeom.mjGEOM_SPHERE, (r, 0.0, 0.0)
+        if self.shape == "cylinder":        # axis vertical (body z = world up)
+            return mujoco.mjtGeom.mjGEOM_CYLINDER, (r, 0.010, 0.0)
+        return mujoco.mjtGeom.mjGEOM_BOX, (r, 0.008, 0.010)
+
+
+class ReleaseScenario(GraspScenario):
+    """Release under load: the box lifted and held as in `grasp-box`, then at 9 s the fingers
+    open within 0.2 s while the pads still carry the grip. The pads must let go without a
+    squeeze transient, read exactly zero once separated, and the box must fall."""
+
+    name = "release"
+    duration_s = 10.0
+    AIR_END = 9.0
+    OPEN_S = 0.2             # [s] fingers back to the open hand
+    ZERO_AFTER = 0.3         # [s] after the release command, every pad force must be exactly zero
+
+    def __init__(self):
+        super().__init__("box")
+        self.name = "release"
+
+    def simulation(self, side: str, spec: mujoco.MjSpec, object_geoms) -> HandSimulation:
+        # A floor to land on (the box may tip off the small pedestal).
+        spec.worldbody.add_geom(name="floor", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0.5, 0.5, 0.01])
+        return super().simulation(side, spec, object_geoms)
+
+    def control(self, sim: HandSimulation, t: float) -> None:
+        if t < self.AIR_END:
+            return super().control(sim, t)
+        if not hasattr(self, "q_release"):
+            self.q_release = self.feedback.command()
+        sim.set_joint_targets(self.q_release * (1.0 - _smoothstep((t - self.AIR_END) / self.OPEN_S)))
+
+    def observe(self, sim: HandSimulation, reading, t: float) -> None:
+        super().observe(sim, reading, t)
+        if not hasattr(self, "exact_zero"):
+            self.exact_zero = []
+        self.exact_zero.append(bool(not reading.taxel_forces.any() and not reading.resultants.any()))
+
+    def checks(self) -> list[Check]:
+        out = super().checks()
+        t, mag, h = np.array(self.t), np.array(self.mag).reshape(-1, 5), np.array(self.height)
+        end = float(t[-1]) if len(t) else 0.0
+        missing = "" if end >= self.duration_s - 1e-9 else f"the run ended at {end:.2f} s, the release is {self.AIR_END:g}-{self.duration_s:g} s"
+        after = t > self.AIR_END
+        zero_from = t >= self.AIR_END + self.ZERO_AFTER
+        nan = float("nan")
+        before = mag[(t > self.AIR_END - 0.5) & (t <= self.AIR_END)]
+        grip = float(before.max()) if len(before) else nan
+        out += [
+            Check("max pad ‖F‖ while the hand opens (no squeeze transient)", float(mag[after].max()) if after.any() else nan,
+                  "<=", grip + 0.02 if np.isfinite(grip) else nan, "N", missing),
+            Check(f"frames with all forces exactly zero from {self.AIR_END + self.ZERO_AFTER:g} s",
+                  100.0 * float(np.mean(np.array(self.exact_zero)[zero_from])) if zero_from.any() else nan,
+                  "==", 100.0, "% of frames", missing, limit_unit="%"),
+            Check("box dropped after the release (height lost by the end)",
+                  1e3 * float(h[t <= self.AIR_END][-1] - h[-1]) if after.any() else nan, ">=", 50.0, "mm", missing),
+        ]
+        return out
 
 
 # ------------------------------------------------------------------------------------------------
@@ -696,7 +783,8 @@ class PlaybackScenario(Scenario):
                 Check("frames with pad contact (information)", float(self.frames_with_contact), ">=", 0, "frames")]
 
 
-SCENARIOS = ("press", "lift", "playback", "nail-contact")
+SCENARIOS = ("press", "lift", "playback", "nail-contact", "grasp-sphere", "grasp-cylinder", "grasp-box",
+             "release")
 
 
 def make_scenario(name: str, *, playback_file: str | Path | None = None, playback_rate: float = 100.0) -> Scenario:
@@ -706,6 +794,10 @@ def make_scenario(name: str, *, playback_file: str | Path | None = None, playbac
         return LiftScenario()
     if name == "nail-contact":
         return NailContactScenario()
+    if name == "release":
+        return ReleaseScenario()
+    if name.startswith("grasp-") and name[len("grasp-"):] in GraspScenario.SHAPES:
+        return GraspScenario(name[len("grasp-"):])
     if name == "playback":
         if playback_file is None:
             raise ProducerError("scenario playback needs a joint file (--joints FILE)")
