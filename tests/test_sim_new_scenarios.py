@@ -86,3 +86,31 @@ def test_release_checks_catch_a_squeeze_before_opening():
     checks = {c.name: c for c in run_scenario(Squeeze(), side="right").checks}
     squeeze = checks["max pad ‖F‖ while the hand opens (no squeeze transient)"]
     assert not squeeze.passed and squeeze.value > squeeze.limit
+
+
+@pytest.mark.parametrize("side", ["right", "left"])
+def test_slip_sticks_then_slips_within_the_friction_cone(side):
+    from wuji_tactile_device.producers.sim.scenarios import SlipScenario
+    sc = make_scenario("slip")
+    result = run_scenario(sc, side=side)
+    assert result.passed, result.report()
+    checks = {c.name: c for c in result.checks}
+    onset = checks["slip onset time (relative speed > half the drag speed)"].value
+    assert SlipScenario.DRAG_START + 0.1 < onset < SlipScenario.DRAG_START + 0.6     # a visible stick phase
+    # Before onset the friction force rises with the drag; after it, it stays at the cone.
+    t, ft, fn = np.array(sc.t), np.array(sc.tangential), np.array(sc.normal)
+    slipping = (t > onset + 0.1) & (t <= SlipScenario.DRAG_END)
+    assert np.all(ft[slipping] / fn[slipping] > 0.9) and np.all(ft[slipping] / fn[slipping] <= 1.0)
+
+
+def test_slip_cone_check_fails_when_the_stated_friction_is_lower_than_the_model():
+    from wuji_tactile_device.producers.sim.scenarios import SlipScenario
+
+    class Stated(SlipScenario):
+        def checks(self):
+            self.MU = 0.5                      # claim μ = 0.5 while the geoms have 1.0
+            return super().checks()
+
+    checks = {c.name: c for c in run_scenario(Stated(), side="right").checks}
+    cone = checks["max tangential / normal at the index pad during the drag"]
+    assert not cone.passed and cone.value > 0.9
