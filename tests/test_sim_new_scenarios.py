@@ -114,3 +114,11 @@ def test_slip_cone_check_fails_when_the_stated_friction_is_lower_than_the_model(
     checks = {c.name: c for c in run_scenario(Stated(), side="right").checks}
     cone = checks["max tangential / normal at the index pad during the drag"]
     assert not cone.passed and cone.value > 0.9
+
+
+@pytest.mark.parametrize("side", ["right", "left"])
+def test_roll_turns_the_cylinder_between_thumb_and_index(side):
+    result = run_scenario(make_scenario("roll"), side=side)
+    assert result.passed, result.report()
+    checks = {c.name: c for c in result.checks}
+    assert checks["cylinder rotation about its own axis during the roll"].value > 25

@@ -555,7 +555,7 @@ class GraspScenario(LiftScenario):
         self.name = f"grasp-{shape}"
 
     def object_geometry(self, thickness: float):
-        r = thickness / 2
+        r = self.radius = thickness / 2
         if self.shape == "sphere":
             return mujoco.mjtGeom.mjGEOM_SPHERE, (r, 0.0, 0.0)
         if self.shape == "cylinder":        # axis vertical (body z = world up)
@@ -616,6 +616,75 @@ class ReleaseScenario(GraspScenario):
                   1e3 * float(h[t <= self.AIR_END][-1] - h[-1]) if after.any() else nan, ">=", 50.0, "mm", missing),
         ]
         return out
+
+
+class RollScenario(GraspScenario):
+    """A cylinder rolled between thumb and index: `grasp-cylinder` lifted and held, then from 7.5 s
+    the index abduction target turns 0.2 rad in 1 s while the grip feedback keeps 0.8 N. The
+    cylinder rolls about its own axis, its contact lines travel across both pads, and the pads keep
+    carrying its weight."""
+
+    name = "roll"
+    duration_s = 9.5
+    ROLL_START, ROLL_S, ROLL_JOINT, ROLL_ANGLE = 7.5, 1.0, 5, 0.2    # [s], [s], index mcp_abd, [rad]
+
+    def __init__(self):
+        super().__init__("cylinder")
+        self.name = "roll"
+
+    def control(self, sim: HandSimulation, t: float) -> None:
+        super().control(sim, t)
+        if t >= self.ROLL_START:
+            q = sim.data.ctrl[sim.actuators].copy()
+            q[self.ROLL_JOINT] += self.ROLL_ANGLE * _smoothstep((t - self.ROLL_START) / self.ROLL_S)
+            sim.set_joint_targets(q)
+
+    def observe(self, sim: HandSimulation, reading, t: float) -> None:
+        super().observe(sim, reading, t)
+        if not hasattr(self, "pose"):
+            self.pose, self.centroid, self.pads = [], [], []
+        self.pose.append((sim.data.xmat[self.block_body].reshape(3, 3).copy(), sim.data.xpos[self.block_body].copy()))
+        d = sim.distal_bodies[:2]
+        R = sim.data.xmat[d].reshape(2, 3, 3)
+        origins = np.stack([p.pad_origin for p in pad_taxels(self.side)[:2]])
+        self.pads.append(np.einsum("kij,kj->ki", R, origins) + sim.data.xpos[d])     # thumb, index centres
+        n = np.linalg.norm(reading.taxel_forces_distal, axis=1)
+        pos = sim.contacts.taxel_pos
+        self.centroid.append([(n[s] @ pos[s]) / max(float(n[s].sum()), 1e-12) for s in (slice(0, 40), slice(40, 74))])
+
+    def checks(self) -> list[Check]:
+        out = super().checks()
+        t = np.array(self.t)
+        end = float(t[-1]) if len(t) else 0.0
+        roll_end = self.ROLL_START + self.ROLL_S
+        missing = "" if end >= roll_end - 1e-9 else f"the run ended at {end:.2f} s, the roll is {self.ROLL_START:g}-{roll_end:g} s"
+        nan = float("nan")
+        angle = tilt = travel = rolling = grip = nan
+        if not missing:
+            i0, i1 = int(np.argmin(np.abs(t - self.ROLL_START))), len(t) - 1
+            (R0, x0), (R1, x1) = self.pose[i0], self.pose[i1]
+            rot = R0.T @ R1
+            angle = float(np.degrees(abs(np.arctan2(rot[1, 0], rot[0, 0]))))
+            tilt = float(np.degrees(np.arccos(np.clip(R0[:, 2] @ R1[:, 2], -1.0, 1.0))))
+            c0, c1 = np.array(self.centroid[i0]), np.array(self.centroid[i1])
+            travel = 1e3 * float(np.linalg.norm(c1 - c0, axis=1).min())
+            # Rolling without slip between the pads: their relative tangential travel is 2·r·θ.
+            p0, p1 = self.pads[i0], self.pads[i1]
+            grip_dir = p0[1] - p0[0]
+            u = np.cross(R0[:, 2], grip_dir)
+            u /= np.linalg.norm(u)
+            rel = float(abs(((p1[1] - p1[0]) - (p0[1] - p0[0])) @ u))
+            rolling = rel / (2 * self.radius * np.radians(angle)) if angle > 0 else nan
+            grip = float(np.array(self.mag).reshape(-1, 5)[i0:, :2].min())
+        return out + [
+            Check("cylinder rotation about its own axis during the roll", angle, ">=", 15.0, "deg", missing),
+            Check("cylinder axis tilt during the roll", tilt, "<=", 15.0, "deg", missing),
+            Check("min contact travel across the thumb and index pads (taxel force centroid)", travel, ">=", 1.0, "mm",
+                  missing),
+            Check("pads' relative travel / (2 × radius × rotation) (1 = rolling without slip)",
+                  abs(rolling - 1.0) if np.isfinite(rolling) else nan, "<=", 0.3, "(|ratio - 1|)", missing),
+            Check("min thumb / index pad ‖F‖ during the roll (grip kept)", grip, ">=", 0.5, "N", missing),
+        ]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -906,7 +975,7 @@ class PlaybackScenario(Scenario):
 
 
 SCENARIOS = ("press", "lift", "playback", "nail-contact", "grasp-sphere", "grasp-cylinder", "grasp-box",
-             "release", "slip")
+             "release", "slip", "roll")
 
 
 def make_scenario(name: str, *, playback_file: str | Path | None = None, playback_rate: float = 100.0) -> Scenario:
@@ -916,6 +985,8 @@ def make_scenario(name: str, *, playback_file: str | Path | None = None, playbac
         return LiftScenario()
     if name == "nail-contact":
         return NailContactScenario()
+    if name == "roll":
+        return RollScenario()
     if name == "slip":
         return SlipScenario()
     if name == "release":
