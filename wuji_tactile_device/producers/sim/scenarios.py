@@ -530,7 +530,7 @@ class LiftScenario(Scenario):
             rel = mean = ped_max = nan
             air_missing = air_missing or "the block never left the pedestal after 7 s"
         return [
-            Check("block lifted (height gain at the end of the hold)", 1e3 * float(lifted[-1]) if len(lifted) else nan,
+            Check("block lifted (height gain at the end)", 1e3 * float(lifted[-1]) if len(lifted) else nan,
                   ">=", 75.0, "mm",
                   "" if end >= self.LIFT_END - 1e-9 else f"the run ended at {end:.2f} s, the lift ends at {self.LIFT_END:g} s"),
             Check("airborne hold frames (t >= 7 s, block off the pedestal)", float(air.sum()), ">=", 150, "frames"),
