@@ -342,7 +342,7 @@ class ContactForceModel:
         g = data.contact.geom.take(self._last_idx, axis=0)
         geom = np.where(code > 0, g[:, 0], g[:, 1]).astype(np.int64)   # the object's geom
         pad_c = self._code_pad.take(code)
-        pad, geom, f_pair, fn_pair = dm.pairs(data, pad_c, geom, f_loc, self._last_fn)
+        pad, geom, f_pair, fn_pair = dm.pairs(pad_c, geom, f_loc, self._last_fn)
         slots, level = dm.taxel_slot_forces(data, pad, geom, f_pair, fn_pair)
         taxel_distal = slots.take(self.taxel_slot, axis=0)
         taxel = _vecmat(taxel_distal, self.taxel_rot).astype(np.float32)

@@ -82,7 +82,7 @@ def signed_distance(geom_type: int, size: np.ndarray, p: np.ndarray) -> np.ndarr
     raise ValueError(f"no signed distance for MuJoCo geom type {geom_type}")
 
 
-def self_rows(P: int, M: int) -> np.ndarray:
+def _row_offsets(P: int, M: int) -> np.ndarray:
     """Flat offsets of the rows of a (P, M) array."""
     return np.arange(0, P * M, M)
 
@@ -171,8 +171,7 @@ class DistributedContact:
         self._no_level = np.full(64, np.nan)
 
     # -- per frame --------------------------------------------------------------------------------
-    def pairs(self, data: mujoco.MjData, pad: np.ndarray, geom: np.ndarray, f_loc: np.ndarray,
-              f_normal: np.ndarray):
+    def pairs(self, pad: np.ndarray, geom: np.ndarray, f_loc: np.ndarray, f_normal: np.ndarray):
         """Group contacts into (pad, object geom) pairs: pair pad (P,), geom (P,), force ON the pad
         (P, 3) in the distal frame [N], normal force (P,) [N]."""
         key = pad * self._pair_stride + geom
@@ -213,7 +212,8 @@ class DistributedContact:
         volume = f_normal * (1.0 / self.stiffness) + _MIN_VOLUME
         lam = KERNEL(quad.points_h, quad.area, quad.cell, cells_per_pad, pad, geom, self.distal_bodies,
                      data.xmat, data.xpos, data.geom_xmat, data.geom_xpos, self._geom_type, self.model.geom_size,
-                     volume, self._no_level[:len(pad)] if level is None else level, force, out)
+                     volume, (self._no_level[:len(pad)] if len(pad) <= len(self._no_level) else
+                              np.full(len(pad), np.nan)) if level is None else level, force, out)
         return out, lam
 
     def _sdf(self, geom: np.ndarray, local: np.ndarray) -> np.ndarray:
@@ -234,14 +234,14 @@ class DistributedContact:
         `volume` > 0)."""
         P, M = sdf.shape
         order = np.argsort(sdf, axis=1)
-        order += self_rows(P, M)[:, None]
+        order += _row_offsets(P, M)[:, None]
         s = sdf.take(order)
         a = area.take(order)
         ca = np.cumsum(a, axis=1)
         cas = np.cumsum(a * s, axis=1)
         # Volume when λ reaches the next level with the first m points active.
         at_next = s[:, 1:] * ca[:, :-1] - cas[:, :-1]
-        m = (at_next < volume[:, None]).sum(axis=1) + self_rows(P, M)   # increasing: count = first ≥
+        m = (at_next < volume[:, None]).sum(axis=1) + _row_offsets(P, M)   # increasing: count = first ≥
         return (volume + cas.take(m)) / ca.take(m)
 
     def taxel_slot_forces(self, data, pad, geom, f_loc, f_normal) -> tuple[np.ndarray, np.ndarray]:
@@ -252,7 +252,8 @@ class DistributedContact:
             return self._kernel(data, q, self.slots, pad, geom, f_loc, f_normal)
         w, total, lam = self.weights(data, q, pad, geom, f_normal)
         P = len(pad)
-        cell = q.cell.take(pad, axis=0) + self._cell_offsets[:P]
+        offsets = self._cell_offsets[:P] if P <= len(self._cell_offsets) else (np.arange(P) * self.slots)[:, None]
+        cell = q.cell.take(pad, axis=0) + offsets
         share = np.bincount(cell.ravel(), w.ravel(), P * self.slots).reshape(P, self.slots)  # (P, slots)
         # Pad k's slot block receives its pairs' shares times their forces: one (5·slots, P) product.
         onehot = self._pad_onehot.take(pad, axis=0)                                        # (P, 5)
