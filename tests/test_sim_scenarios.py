@@ -62,6 +62,8 @@ class _FastApproach(PressScenario):
     STANDOFF = np.zeros(5)
     PRE_S = 1.5
     MOUNT_KP = 4000.0
+    LEVEL_PADS = False               # the pre-change fixture: untilted wrist, gravity on the fingers
+    GRAVITY_COMPENSATION = False
 
 
 class _JointSpaceRelease(PressScenario):
