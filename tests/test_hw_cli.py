@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+import numpy as np
 import pytest
 
 from wuji_tactile_device.cli import cmd_hw
@@ -108,3 +109,32 @@ def test_a_real_hand_must_be_named(monkeypatch):
     monkeypatch.setattr("wuji_tactile_device.producers.hardware.device.sdk_module", lambda: object())
     with pytest.raises(ProducerError, match="name the hand: --hand right|left, --sn SERIAL or --address"):
         hw([])
+
+
+def test_the_emulated_pads_sense_the_sensor_model(tmp_path, capsys):
+    """A sensor model with noise makes the emulated hand's recorded forces differ from the ideal run
+    (same seed, same scenario) by about the noise level — the emulator encodes what the model measured."""
+    import json
+
+    from wuji_tactile_device.recording import McapReplay
+    from wuji_tactile_device.streams import TactileTracker
+
+    model = tmp_path / "noise.json"
+    model.write_text(json.dumps({"format": "wuji-tactile-sensor-model", "version": 1,
+                                 "parameters": {"noise_std": {"value": 0.02, "unit": "N"}}}))
+
+    def record(extra, name):
+        out = tmp_path / name
+        assert hw(["--emulate", "--fast", "--duration", "0.3", "--record", str(out), *extra]) == 0
+        with McapReplay(out) as replay, TactileTracker("tactile/right", replay) as tracker:
+            frames = []
+            while not replay.finished:
+                frames += [f.forces.copy() for f in tracker.frames()]
+            frames += [f.forces.copy() for f in tracker.frames()]
+        return np.stack(frames)
+
+    ideal = record([], "ideal.mcap")
+    noisy = record(["--sensor-model", str(model)], "noisy.mcap")
+    assert ideal.shape == noisy.shape and ideal.shape[1:] == (176, 3)
+    sigma = float((noisy - ideal).std())
+    assert 0.015 < sigma < 0.025, sigma  # the device's i16 step (1 mN) is far below the 20 mN noise

@@ -47,6 +47,11 @@ def register(subparsers) -> None:
     emu.add_argument("--seed", type=int, default=0, help="simulation seed (same as `wuji-tactile sim --seed`)")
     emu.add_argument("--joints", metavar="FILE", help="playback scenario: joint angle file (see `wuji-tactile sim`)")
     emu.add_argument("--rate", type=float, default=100.0, help="playback scenario: rows per second (default 100)")
+    emu.add_argument("--contact-model", choices=("distributed", "gaussian"), default="distributed",
+                     help="simulation contact model feeding the emulated pads (see `wuji-tactile sim --help`)")
+    emu.add_argument("--sensor-model", metavar="FILE.json",
+                     help="sensor model applied to the simulated forces before the emulated device encodes "
+                          "them (see `wuji-tactile sim --help`), seeded by --seed")
     emu.add_argument("--fault", action="append", default=[], metavar="KIND:FINGER@T0[-T1]",
                      help=f"inject a fault at scenario time T0 [s] (until T1 for offline/stall); KIND in "
                           f"{', '.join(FAULT_KINDS)}; e.g. offline:ring@1.0-1.5, truncated:index@0.3, "
@@ -171,8 +176,14 @@ def _publish(args, device, emu, side: str, faults) -> int:
             for k, fault in enumerate(faults):
                 _apply_fault(emulator, fault, t, state, k)
 
+        sensor_model = None
+        if args.sensor_model:
+            from ..producers.sim.sensor_model import SensorModel
+
+            sensor_model = SensorModel.from_file(args.sensor_model, side, seed=args.seed)
         source = simulation_forces(side, args.scenario, seed=args.seed, duration_s=args.duration,
-                                   playback_file=args.joints, playback_rate=args.rate)
+                                   playback_file=args.joints, playback_rate=args.rate,
+                                   contact_model=args.contact_model, sensor_model=sensor_model)
         producer = EmulatedHandProducer(emu, producer, source, before_tick=inject)
         duration, speed = None, None if args.fast else 1.0  # the scenario's length (cut by --duration) ends it
     hw = getattr(producer, "hardware", producer)
