@@ -8,7 +8,8 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("validate", help="check an MCAP recording; exit 1 on any fault",
                               description="Check every chunk CRC, every record through the verifier, every "
                                           "metadata through validation, and that the file is complete. "
-                                          "Prints the faults; exit 0 = valid, 1 = not.")
+                                          "A file without any tactile collection is not "
+                                          "valid. Prints the faults; exit 0 = valid, 1 = not.")
     p.add_argument("input", metavar="FILE.mcap", nargs="+")
     p.set_defaults(run=run)
 
@@ -27,6 +28,8 @@ def run(args: argparse.Namespace) -> int:
         if report.scan.truncation is not None:
             print(f"  truncated: {report.scan.truncation.reason} "
                   f"({report.scan.truncation.bytes_lost} bytes unreadable; `wuji-tactile recover` keeps the rest)")
+        if not report.collections:
+            print(f"  {report.NO_COLLECTION}")
         for p in report.problems:
             print(f"  {p}")
         if report.problem_count > len(report.problems):
