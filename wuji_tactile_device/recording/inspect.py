@@ -153,7 +153,7 @@ def inspect_file(path: str | os.PathLike) -> InspectReport:
             except ReadLimitError as exc:
                 report.problem(f"{exc}; the rest of the file is not checked")
                 break
-            if sc.has_summary and not _index_agrees(chunk, c.messages):
+            if sc.has_summary and chunk.channel_counts and not _index_agrees(chunk, c.messages):
                 report.problem(f"the message index of {chunk.describe()} lists "
                                f"{sum(chunk.channel_counts.values())} messages, the chunk holds {len(c.messages)} "
                                "(readers that trust the index lose or misplace messages; `wuji-tactile recover` "

@@ -94,6 +94,9 @@ def recover(source: str | os.PathLike, target: str | os.PathLike, *, overwrite: 
             raise RecordingError(f"cannot write {target}: {exc.strerror} (in {target.parent})") from None
         partial = Path(tmp_name)
         try:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes it private; the target gets a new file's mode
             with os.fdopen(fd, "wb") as out:
                 _write(view, sc, out, report, dict(sc.schemas), dict(sc.channels))
             _check_target(source, target, overwrite)  # still absent or a regular file

@@ -38,7 +38,7 @@ from typing import Iterable, Iterator
 
 from ..contract.naming import (DATA_RECORD_SCHEMA_NAME, METADATA_RECORD_SCHEMA_NAME, Stream, parse_stream_key,
                                validate_collection_id)
-from ..errors import CollectionIdError, RecordingError, RecordingWarning
+from ..errors import CollectionIdError, CorruptChunkError, RecordingError, RecordingWarning
 from ..streams.base import DEFAULT_QUEUE_LIMIT, Event, LivelinessChange, Message, Subscription
 from . import naming
 from .scan import ChunkRef, FileView, RawMessage, ReadBudget, read_chunk, read_partial_chunk, scan
@@ -96,7 +96,10 @@ class McapReplay:
         try:
             self._scan = scan(self._view)
             self._partial = self._scan.truncation.partial_chunk if self._scan.truncation is not None else None
+            self._corrupt: CorruptChunkError | None = None
             self._streams = self._discover()
+            if not self._streams and self._corrupt is not None:
+                raise self._corrupt
             if not self._streams and self._scan.truncation is None:
                 raise RecordingError(f"{self.path} holds no tactile collection (no channel with the schemas "
                                      f"{DATA_RECORD_SCHEMA_NAME} / {METADATA_RECORD_SCHEMA_NAME}): nothing to replay")
@@ -175,10 +178,14 @@ class McapReplay:
             raise RecordingError(f"{self.path} stores {sc.loose_messages} messages outside chunks; "
                                  "only chunked MCAP files (as this package writes) can be replayed")
         schemas, channels = dict(sc.schemas), dict(sc.channels)
-        if not sc.complete:  # a cut-off file: the definitions may survive only inside the chunks
+        if not sc.complete or not sc.channels:  # a cut-off file (or no summary): definitions are in the chunks
             budget = ReadBudget(sc.size, self.path)
             for chunk in sc.chunks:
-                contents = read_chunk(self._view, chunk, budget)
+                try:
+                    contents = read_chunk(self._view, chunk, budget)
+                except CorruptChunkError as exc:  # raised where its messages would be replayed ...
+                    self._corrupt = self._corrupt or exc  # ... or now, if no collection is found elsewhere
+                    continue
                 schemas.update((s.id, s) for s in contents.schemas)
                 channels.update((c.id, c) for c in contents.channels)
             if self._partial is not None:
