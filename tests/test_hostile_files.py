@@ -490,3 +490,27 @@ def test_chunk_records_are_bounds_checked(tmp_path):
     with pytest.raises(CorruptChunkError, match="runs past the chunk end"):
         list(McapReplay(path).events())
     assert zlib.crc32(lying)  # the CRC is right: only the framing check can refuse it
+
+
+# -- 17 (library part of CLI arguments). joint files the playback scenario is given -------------
+def test_bad_joint_files_are_producer_errors(tmp_path):
+    from wuji_tactile_device.errors import ProducerError
+    from wuji_tactile_device.producers.sim.scenarios import load_joint_file
+
+    binary = tmp_path / "b.csv"
+    binary.write_bytes(bytes(range(256)))
+    utf16 = tmp_path / "u.csv"
+    utf16.write_text(",".join(["0.1"] * 20), encoding="utf-16")
+    obj = tmp_path / "o.npy"
+    with open(obj, "wb") as f:
+        np.save(f, np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    strings = tmp_path / "s.npy"
+    np.save(strings, np.array([["x"] * 20]))
+    corrupt = tmp_path / "c.npy"
+    corrupt.write_bytes(b"\x93NUMPY garbage")
+    cases = {tmp_path: "is not a regular file", binary: "is not UTF-8 text", utf16: "is not UTF-8 text",
+             obj: "is not a readable numeric .npy array", strings: "need a numeric array",
+             corrupt: "is not a readable numeric .npy array"}
+    for path, why in cases.items():
+        with pytest.raises(ProducerError, match=why):
+            load_joint_file(path)
