@@ -54,6 +54,7 @@ DEFAULT_CHUNK_SIZE = 256 << 10
 MAX_SESSIONS_PER_COLLECTION = 1024
 #: Producer sessions whose last metadata is remembered to skip periodic republishes.
 MAX_METADATA_SESSIONS = 64
+_MAX_CHANNELS = 65_000  # MCAP channel ids are u16: the writer cannot finish a file with more
 _WARN_INTERVAL_NS = 1_000_000_000  # at most one refused-sample log line per second
 
 
@@ -271,6 +272,8 @@ class McapRecorder:
                        f"({log_time}, {publish_time}) cannot be an MCAP time")
         elif not 0 <= producer_session < 1 << 64:
             refusal = f"{collection_id}: producer session {producer_session} is not a u64"
+        elif ch is None and len(self._channels) + len(self._json_channels) >= _MAX_CHANNELS:
+            refusal = f"{collection_id}: the file already holds {_MAX_CHANNELS} channels (MCAP channel ids are 16-bit)"
         elif ch is None and producer_session not in sessions and len(sessions) >= MAX_SESSIONS_PER_COLLECTION:
             refusal = (f"{collection_id}: producer session {producer_session:016x} would be session "
                        f"{len(sessions) + 1} of this recording (at most {MAX_SESSIONS_PER_COLLECTION})")

@@ -261,6 +261,17 @@ class FileView:
             raise
         self.buf: bytes | mmap.mmap = self._map if self._map is not None else b""
 
+    def release(self, start: int, length: int) -> None:
+        """Tell the OS this process is done with bytes [start, start + length) of the mapping, so
+        reading a large file does not keep it resident (file pages count in the process's RSS)."""
+        if self._map is None or length <= 0 or not hasattr(mmap, "MADV_DONTNEED"):
+            return
+        first = start - start % mmap.PAGESIZE
+        end = min(start + length, len(self._map))
+        last = end - end % mmap.PAGESIZE  # whole pages only: a page shared with the next record stays
+        if last > first:
+            self._map.madvise(mmap.MADV_DONTNEED, first, last - first)
+
     def close(self) -> None:
         if self._map is not None:
             self._map.close()
@@ -464,7 +475,16 @@ def _check_size(view: FileView, chunk: ChunkRef, budget: ReadBudget | None) -> N
 
 def _decompress(view: FileView, chunk: ChunkRef, cap: int) -> bytes:
     """At most `cap` bytes of the chunk's decompressed stream (a truncated stream gives its prefix)."""
-    raw = view.buf[chunk.data_start : chunk.data_start + chunk.data_len]
+    raw = memoryview(view.buf)[chunk.data_start : chunk.data_start + chunk.data_len] if view.buf else b""
+    try:
+        return _decompress_bytes(view, chunk, raw, cap)
+    finally:
+        if isinstance(raw, memoryview):
+            raw.release()
+        view.release(chunk.data_start, chunk.data_len)
+
+
+def _decompress_bytes(view: FileView, chunk: ChunkRef, raw, cap: int) -> bytes:
     if chunk.compression == "zstd":
         reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw), read_size=1 << 16)
         parts, got = [], 0
