@@ -514,3 +514,25 @@ def test_bad_joint_files_are_producer_errors(tmp_path):
     for path, why in cases.items():
         with pytest.raises(ProducerError, match=why):
             load_joint_file(path)
+
+
+@pytest.mark.parametrize("rate", [0.0, -1.0, math.nan, math.inf, 1e-300, 1e300])
+def test_absurd_playback_rate_is_a_value_error(rate):
+    from wuji_tactile_device.producers.sim.scenarios import PlaybackScenario
+
+    with pytest.raises(ValueError, match=r"playback rate must be a finite number of rows per second in \[0.001, 1e6\]"):
+        PlaybackScenario(np.zeros((3, 20)), rate)
+
+
+def test_validate_checks_every_file_even_after_one_that_cannot_be_read(tmp_path, capsys):
+    from wuji_tactile_device.cli import main
+
+    good = tmp_path / "good.mcap"
+    record(good, 3, num_taxels=12)
+    fifo = tmp_path / "fifo.mcap"
+    os.mkfifo(fifo)  # opening it for reading would block: it must be refused before open()
+    assert main(["validate", str(fifo), str(tmp_path), str(good)]) == 1
+    out = capsys.readouterr().out
+    assert f"{fifo}: INVALID\n  {fifo} is not a regular file" in out
+    assert f"{tmp_path}: INVALID\n  {tmp_path} is not a regular file" in out
+    assert f"{good}: valid (" in out

@@ -15,11 +15,17 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..errors import TactileError
     from ..recording.inspect import inspect_file
 
     bad = 0
     for path in args.input:
-        report = inspect_file(path)
+        try:
+            report = inspect_file(path)
+        except TactileError as exc:  # not MCAP, unreadable, not a regular file: this file is invalid, go on
+            bad += 1
+            print(f"{path}: INVALID\n  {exc}")
+            continue
         if report.ok:
             print(f"{path}: valid ({report.checked_messages} messages checked)")
             continue

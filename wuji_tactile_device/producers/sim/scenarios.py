@@ -510,8 +510,8 @@ class PlaybackScenario(Scenario):
     name = "playback"
 
     def __init__(self, joints: np.ndarray, rate_hz: float):
-        if not rate_hz > 0:
-            raise ProducerError(f"playback rate must be > 0 Hz, got {rate_hz}")
+        if not (isinstance(rate_hz, (int, float)) and 1e-3 <= rate_hz <= 1e6):  # NaN fails too
+            raise ValueError(f"playback rate must be a finite number of rows per second in [0.001, 1e6], got {rate_hz!r}")
         self.joints, self.rate = np.asarray(joints, dtype=np.float64), float(rate_hz)
         self.duration_s = (len(self.joints) - 1) / self.rate + 0.5
 
