@@ -203,7 +203,7 @@ def inspect_file(path: str | os.PathLike) -> InspectReport:
                 report.checked_messages += 1
                 _check(report, m, cid, stream, session, taxels, adopted, early)
         partial = sc.truncation.partial_chunk if sc.truncation is not None else None
-        if partial is not None and report.problem_count < MAX_LISTED * 100:
+        if partial is not None:
             try:
                 salvage = len(read_partial_chunk(view, partial, budget).messages)
             except (CorruptChunkError, ReadLimitError):
