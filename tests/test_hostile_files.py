@@ -536,3 +536,23 @@ def test_validate_checks_every_file_even_after_one_that_cannot_be_read(tmp_path,
     assert f"{fifo}: INVALID\n  {fifo} is not a regular file" in out
     assert f"{tmp_path}: INVALID\n  {tmp_path} is not a regular file" in out
     assert f"{good}: valid (" in out
+
+
+def test_top_level_record_floods_are_counted_not_kept(tmp_path):
+    """5,000 file metadata records and 500 malformed schema records: bounded lists, exact counts."""
+    from mcap_helpers import rec
+    from wuji_tactile_device.recording.scan import MAX_LISTED, MAX_METADATA_RECORDS
+
+    md = rec(0x0C, b"\x01\x00\x00\x00m\x00\x00\x00\x00")  # name "m", empty map
+    bad_schema = rec(0x03, b"\x01\x00\xff\xff\xff\xff")  # a name length past the record
+    path = tmp_path / "flood.mcap"
+    path.write_bytes(mcap_file(good_chunk(3), md * 5000, bad_schema * 500))
+    report = inspect_file(path)
+    sc = report.scan
+    assert len(sc.metadata) == MAX_METADATA_RECORDS and sc.metadata_ignored == 5000 - MAX_METADATA_RECORDS
+    assert len(sc.damage) == MAX_LISTED and sc.damage_count == 500
+    assert "schema name needs 4294967295 bytes" in sc.damage[0]
+    assert report.problem_count == 501 and not report.ok
+    rep = recover(path, tmp_path / "r.mcap")
+    assert rep.messages_per_topic["tactile/right"] == 3 and rep.damage_count == 500
+    assert "... and 400 more damaged records" in rep.text()

@@ -133,6 +133,9 @@ def inspect_file(path: str | os.PathLike) -> InspectReport:
         report = InspectReport(view.path, sc)
         for d in sc.damage:
             report.problem(f"damaged: {d}")
+        report.problem_count += sc.damage_count - len(sc.damage)
+        if sc.metadata_ignored:
+            report.problem(f"{sc.metadata_ignored} file metadata records beyond the first {len(sc.metadata)} ignored")
         if sc.loose_messages:
             report.problem(f"{sc.loose_messages} messages are stored outside chunks (not checked)")
         schemas, channels = dict(sc.schemas), dict(sc.channels)

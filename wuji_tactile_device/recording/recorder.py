@@ -1,5 +1,5 @@
 """McapRecorder: writes the data and metadata streams of any number of collections into one MCAP
-file (layout in `recording.layout`), from a transport or from trackers.
+file (layout in `recording.naming`), from a transport or from trackers.
 
 Crash safety: the open chunk is closed and handed to the OS at least every `flush_period_s`
 (default 0.5 s) of wall time, checked on every `poll()`/write, and whenever it reaches

@@ -34,7 +34,8 @@ class RecoveryReport:
     orphan_messages: int = 0  # messages whose channel definition was in a lost chunk
     missing_schemas: dict[str, int] = field(default_factory=dict)  # topic -> messages lost: schema record missing
     salvaged_messages: int = 0  # complete messages kept from a cut-off chunk (not CRC-checked)
-    damage: list[str] = field(default_factory=list)  # damaged records skipped in the source
+    damage: list[str] = field(default_factory=list)  # damaged records skipped in the source (first ones)
+    damage_count: int = 0  # all of them
     stopped: str = ""  # why reading stopped early (a work bound), "" = read to the end
     truncation: Truncation | None = None
     source_was_complete: bool = False
@@ -42,7 +43,7 @@ class RecoveryReport:
     @property
     def lossless(self) -> bool:
         return (self.truncation is None and not self.corrupt_chunks and not self.orphan_messages
-                and not self.missing_schemas and not self.damage and not self.stopped)
+                and not self.missing_schemas and not self.damage_count and not self.stopped)
 
     def text(self) -> str:
         lines = [f"recovered {self.source} -> {self.target}",
@@ -61,6 +62,8 @@ class RecoveryReport:
                          "(not CRC-checked: the CRC covers the whole chunk)")
         lines += [f"lost: {d}" for d in self.corrupt_chunks]
         lines += [f"damaged: {d}" for d in self.damage]
+        if self.damage_count > len(self.damage):
+            lines.append(f"damaged: ... and {self.damage_count - len(self.damage)} more damaged records")
         lines += [f"lost: {n} messages on {topic!r}, whose channel refers to a schema record missing from the file"
                   for topic, n in sorted(self.missing_schemas.items())]
         if self.stopped:
@@ -87,7 +90,7 @@ def recover(source: str | os.PathLike, target: str | os.PathLike, *, overwrite: 
             raise RecordingError(f"{source} stores {sc.loose_messages} messages outside chunks; "
                                  "recover handles chunked MCAP files (as this package writes) only")
         report = RecoveryReport(source, target, truncation=sc.truncation, source_was_complete=sc.complete,
-                                damage=list(sc.damage))
+                                damage=list(sc.damage), damage_count=sc.damage_count)
         try:
             fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent)
         except OSError as exc:
@@ -192,7 +195,7 @@ def _write(view, sc, out, report: RecoveryReport, schemas: dict, channels: dict)
              "chunks_kept": str(report.chunks_kept), "corrupt_chunks": str(len(report.corrupt_chunks)),
              "orphan_messages": str(report.orphan_messages),
              "missing_schema_messages": str(sum(report.missing_schemas.values())),
-             "salvaged_messages": str(report.salvaged_messages), "damaged_records": str(len(report.damage)),
+             "salvaged_messages": str(report.salvaged_messages), "damaged_records": str(report.damage_count),
              "bytes_lost_at_end": str(sc.truncation.bytes_lost if sc.truncation else 0)}
     writer.add_metadata("wuji_tactile_device.recovery", notes)
     writer.finish()

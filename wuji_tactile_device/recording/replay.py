@@ -127,7 +127,7 @@ class McapReplay:
             warnings.warn(RecordingWarning(self._truncation_text()), stacklevel=2)
         if self._scan.damage:
             warnings.warn(RecordingWarning(f"{self.path} is damaged: {'; '.join(self._scan.damage[:3])}"
-                                           + (f" (and {len(self._scan.damage) - 3} more)" if len(self._scan.damage) > 3
+                                           + (f" (and {self._scan.damage_count - 3} more)" if self._scan.damage_count > 3
                                               else "") + "; replaying every intact chunk"), stacklevel=2)
         self._warned_gap = False
         self._subs: dict[str, list[_ReplaySubscription]] = {}

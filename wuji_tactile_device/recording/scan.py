@@ -71,6 +71,9 @@ FILE_BUDGET_RATIO = 256
 #: A recorded tactile message costs ~180 compressed bytes (its timestamps alone do not compress).
 FILE_MIN_RECORDS = 200_000
 FILE_BYTES_PER_RECORD = 8
+#: File-level metadata records kept (this package writes 1–2; the rest are counted, not kept).
+MAX_METADATA_RECORDS = 1024
+MAX_LISTED = 100  # damaged records described per file (all are counted)
 
 
 class Header(NamedTuple):
@@ -238,7 +241,14 @@ class Scan:
     has_summary: bool = False  # a data-end record was reached (file finished by its writer)
     complete: bool = False  # footer and closing magic present
     truncation: Truncation | None = None
-    damage: list[str] = field(default_factory=list)  # damaged records skipped (file offsets, what was lost)
+    damage: list[str] = field(default_factory=list)  # damaged records skipped (first MAX_LISTED; offsets, what was lost)
+    damage_count: int = 0  # all of them
+    metadata_ignored: int = 0  # metadata records beyond MAX_METADATA_RECORDS
+
+    def damaged(self, text: str) -> None:
+        self.damage_count += 1
+        if len(self.damage) < MAX_LISTED:
+            self.damage.append(text)
 
 
 class FileView:
@@ -337,7 +347,7 @@ def scan(view: FileView) -> Scan:
             resume = end if end <= size else _find_chunk(buf, pos + 1, size)
             if resume is not None:
                 last_chunk = None
-                out.damage.append(f"bytes {pos} .. {resume} are unreadable (a {_record_name(opcode)} record at byte "
+                out.damaged(f"bytes {pos} .. {resume} are unreadable (a {_record_name(opcode)} record at byte "
                                   f"{pos} whose length or header does not add up); reading resumed at byte {resume}")
                 pos = resume
                 continue
@@ -360,13 +370,13 @@ def scan(view: FileView) -> Scan:
                 if nbytes <= end - body - 6 and nbytes % 16 == 0:
                     last_chunk.channel_counts[channel_id] = nbytes // 16
                 else:
-                    out.damage.append(f"the message index record at byte {pos} is malformed "
+                    out.damaged(f"the message index record at byte {pos} is malformed "
                                       f"({nbytes} bytes of entries in a {length}-byte record)")
         elif opcode in _PARSERS:
             try:
                 parsed = _PARSERS[opcode](_Body(buf, body, end))
             except (_Malformed, struct.error) as exc:
-                out.damage.append(f"the {_record_name(opcode)} record at byte {pos} is malformed ({exc}); skipped")
+                out.damaged(f"the {_record_name(opcode)} record at byte {pos} is malformed ({exc}); skipped")
             else:
                 if opcode == OP_HEADER:
                     out.profile, out.library = parsed.profile, parsed.library
@@ -374,8 +384,10 @@ def scan(view: FileView) -> Scan:
                     out.schemas[parsed.id] = parsed
                 elif opcode == OP_CHANNEL:
                     out.channels[parsed.id] = parsed
-                else:
+                elif len(out.metadata) < MAX_METADATA_RECORDS:
                     out.metadata.append(parsed)
+                else:
+                    out.metadata_ignored += 1
         elif opcode == OP_ATTACHMENT:
             out.attachments += 1
         elif opcode == OP_MESSAGE:
