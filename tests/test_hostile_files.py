@@ -284,7 +284,10 @@ def test_message_index_that_disagrees_with_the_chunk_loses_nothing(tmp_path, ind
         frames = replay_frames(path)
     assert [f.timestamp.available_time_local_common_clock for f in frames] == times
     report = inspect_file(path)
-    assert not report.ok and report.problem_count == 1 and "the chunk holds 51" in report.problems[0]
+    listed = {"missing_channel": "lists 1 on channel 2,", "under_count": "lists 5 on channel 1, 1 on channel 2,",
+              "over_count": "lists 100 on channel 1, 1 on channel 2,"}[index]
+    assert not report.ok and report.problem_count == 1
+    assert f"{listed} the chunk holds 50 on channel 1, 1 on channel 2" in report.problems[0], report.problems[0]
 
 
 # -- 9. damaged framing: recover keeps every intact chunk --------------------------------------
@@ -556,3 +559,33 @@ def test_top_level_record_floods_are_counted_not_kept(tmp_path):
     rep = recover(path, tmp_path / "r.mcap")
     assert rep.messages_per_topic["tactile/right"] == 3 and rep.damage_count == 500
     assert "... and 400 more damaged records" in rep.text()
+
+
+@pytest.mark.parametrize("edit", ["channel_999", "count_5"])
+def test_lying_index_in_a_complete_recorded_file_loses_nothing(tmp_path, edit):
+    """A file with its summary, whose data-channel message indexes are edited in place (same size)."""
+    import struct
+
+    path = tmp_path / "ok.mcap"
+    sent, _, _ = record(path, 40, flush_every=10, num_taxels=12)
+    data = bytearray(path.read_bytes())
+    pos, edited = 8, 0
+    while pos + 9 <= len(data):
+        opcode, length = struct.unpack_from("<BQ", data, pos)
+        if opcode == 0x07 and struct.unpack_from("<I", data, pos + 11)[0] // 16 >= 10:  # a data channel's index
+            if edit == "channel_999":
+                struct.pack_into("<H", data, pos + 9, 999)
+            else:
+                struct.pack_into("<I", data, pos + 11, 5 * 16)
+            edited += 1
+        if opcode == 0x02:
+            break
+        pos += 9 + length
+    assert edited == 4
+    bad = tmp_path / "bad.mcap"
+    bad.write_bytes(bytes(data))
+    with pytest.warns(RecordingWarning, match="disagrees with its records"):
+        frames = replay_frames(bad)
+    assert [f.forces.tobytes() for f in frames] == [s.tobytes() for s in sent["tactile/right"]]
+    report = inspect_file(bad)
+    assert report.problem_count == 4 and "the chunk holds 10 on channel 2" in report.problems[1], report.problems

@@ -18,7 +18,7 @@ from ..errors import CorruptChunkError, ReadLimitError, RecordingError, TactileE
 from ..contract import TRACKER_METADATA_MAX_SIZE, decode_metadata_record, decode_tactile_record
 from ..contract.naming import Stream, stream_key
 from . import json_channel, naming
-from .replay import _index_agrees, streams_of
+from .replay import index_difference, streams_of
 from .scan import FileView, ReadBudget, Scan, read_chunk, read_partial_chunk, scan
 
 MAX_LISTED = 20  # problems listed per file (all are counted)
@@ -156,11 +156,10 @@ def inspect_file(path: str | os.PathLike) -> InspectReport:
             except ReadLimitError as exc:
                 report.problem(f"{exc}; the rest of the file is not checked")
                 break
-            if sc.has_summary and chunk.channel_counts and not _index_agrees(chunk, c.messages):
-                report.problem(f"the message index of {chunk.describe()} lists "
-                               f"{sum(chunk.channel_counts.values())} messages, the chunk holds {len(c.messages)} "
-                               "(readers that trust the index lose or misplace messages; `wuji-tactile recover` "
-                               "rewrites it)")
+            difference = index_difference(chunk, c.messages) if sc.has_summary and chunk.channel_counts else None
+            if difference is not None:
+                report.problem(f"the message index of {chunk.describe()} {difference} (readers that trust the "
+                               "index lose or misplace messages; `wuji-tactile recover` rewrites it)")
             schemas.update((s.id, s) for s in c.schemas)
             channels.update((ch.id, ch) for ch in c.channels)
             for m in c.messages:

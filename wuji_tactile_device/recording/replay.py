@@ -416,10 +416,23 @@ class McapReplay:
 
 def _index_agrees(chunk: ChunkRef, messages: list[RawMessage]) -> bool:
     """True when the chunk's message index records count exactly its messages per channel."""
+    return index_difference(chunk, messages) is None
+
+
+def index_difference(chunk: ChunkRef, messages: list[RawMessage]) -> str | None:
+    """How the chunk's message index differs from its records ('lists ..., the chunk holds ...'),
+    or None when it counts exactly the chunk's messages per channel."""
     actual: dict[int, int] = {}
     for m in messages:
         actual[m.channel_id] = actual.get(m.channel_id, 0) + 1
-    return actual == {ch: k for ch, k in chunk.channel_counts.items() if k}
+    listed = {ch: k for ch, k in chunk.channel_counts.items() if k}
+    if actual == listed:
+        return None
+
+    def per_channel(counts: dict[int, int]) -> str:
+        return ", ".join(f"{k} on channel {ch}" for ch, k in sorted(counts.items())) or "no messages"
+
+    return f"lists {per_channel(listed)}, the chunk holds {per_channel(actual)}"
 
 
 def streams_of(path, schemas: dict, channels: dict) -> dict[int, tuple[str, Stream, int]]:
