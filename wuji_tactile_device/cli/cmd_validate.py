@@ -34,10 +34,10 @@ def run(args: argparse.Namespace) -> int:
         if report.scan.truncation is not None:
             print(f"  truncated: {report.scan.truncation.reason} "
                   f"({report.scan.truncation.bytes_lost} bytes unreadable; `wuji-tactile recover` keeps the rest)")
-        if not report.collections:
-            print(f"  {report.NO_COLLECTION}")
         for p in report.problems:
             print(f"  {p}")
         if report.problem_count > len(report.problems):
             print(f"  ... and {report.problem_count - len(report.problems)} more")
+        if not report.collections:
+            print(f"  {report.NO_COLLECTION}")
     return 1 if bad else 0
