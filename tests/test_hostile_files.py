@@ -42,12 +42,19 @@ from wuji_tactile_device.streams.tracker import TactileTracker
 MEMORY_LIMIT_MB = 200  # peak RSS of one CLI command on any hostile file
 
 # Runs the CLI and reports the process's own peak RSS, even when the command dies with a traceback.
+# VmHWM, not ru_maxrss: Linux carries the forking parent's (pytest's) peak into ru_maxrss across exec.
 _CLI = ("import resource, sys\n"
         "from wuji_tactile_device.cli import main\n"
+        "def peak_kb():\n"
+        "    try:\n"
+        "        with open('/proc/self/status') as f:\n"
+        "            return next(int(ln.split()[1]) for ln in f if ln.startswith('VmHWM:'))\n"
+        "    except (OSError, StopIteration):\n"
+        "        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
         "try:\n"
         "    rc = main(sys.argv[1:])\n"
         "finally:\n"
-        "    print(f'maxrss_kb={resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}', file=sys.stderr)\n"
+        "    print(f'maxrss_kb={peak_kb()}', file=sys.stderr)\n"
         "sys.exit(rc)\n")
 
 
