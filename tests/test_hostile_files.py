@@ -174,6 +174,8 @@ def test_file_without_collections_ends_replay_at_once_and_is_not_valid(tmp_path)
     replay.close()
     with pytest.raises(RecordingError, match=r"aux.mcap holds no tactile collection .*nothing to replay"):
         McapReplay(aux_only)
+    sound = inspect_file(aux_only)
+    assert sound.ok and sound.collections == [] and not sound.valid  # a sound file, but not a tactile recording
     for path in (magic_only, aux_only):
         rc, out, _, _ = run_cli("validate", path)
         assert rc == 1 and "INVALID" in out and "no tactile collection" in out, out

@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
             bad += 1
             print(f"{path}: INVALID\n  {exc}")
             continue
-        if report.ok:
+        if report.valid:
             print(f"{path}: valid ({report.checked_messages} messages checked)")
             continue
         bad += 1

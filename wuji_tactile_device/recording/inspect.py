@@ -3,7 +3,7 @@ whether it is sound: every chunk against its CRC, every data record through the 
 against its session's taxel count, every metadata record through validation, every message of an
 auxiliary JSON topic parsed and checked against its channel's `jsonschema` schema, every chunk's
 message index against the chunk's records. Topics in other encodings are counted and listed, not
-checked. A file without any tactile collection is not valid (replay refuses it too).
+checked. A file without any tactile collection is sound (`ok`) but not `valid` (replay refuses it).
 
 Bounded: one chunk in memory at a time and the per-file work bound of `recording.scan`; data
 records are decoded with a size limit of `INSPECT_MAX_DATA_SIZE`, metadata records with the
@@ -82,8 +82,14 @@ class InspectReport:
 
     @property
     def ok(self) -> bool:
-        """True when the file is complete, holds a tactile collection and every check passed."""
-        return self.problem_count == 0 and self.scan.truncation is None and bool(self.collections)
+        """True when the file is complete and every check passed (it may hold only auxiliary topics)."""
+        return self.problem_count == 0 and self.scan.truncation is None
+
+    @property
+    def valid(self) -> bool:
+        """`ok` and holding at least one tactile collection: what `wuji-tactile validate` accepts
+        (a file without any is not a tactile recording, and replay refuses it)."""
+        return self.ok and bool(self.collections)
 
     def problem(self, text: str) -> None:
         self.problem_count += 1
