@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from retargeting_helpers import CurvedPadLayout, press_profile, record_synthetic
@@ -137,6 +138,54 @@ def test_replay_prints_every_frame_through_the_tracker(capsys, recording):
     assert "40 frames delivered" in err and "0 rejected" in err
     code, _, err = cli(capsys, "replay", str(recording), "--collection", "tactile/left")
     assert_user_error(code, err, "replay", "tactile/left")
+
+
+def test_replay_publish_puts_two_collections_back_with_their_sessions(tmp_path, layout):
+    """`replay --publish` runs one producer per recorded collection on the shared run loop: a
+    live tracker per collection gets each collection's layout, every frame in order (forces
+    bit-exact, recorded sample and device times) under the recorded producer session."""
+    from wuji_tactile_device.recording import McapRecorder, McapReplay
+    from wuji_tactile_device.streams.inproc import InProcessBus
+    from wuji_tactile_device.streams.tracker import TactileTracker
+    from wuji_tactile_device.streams.zenoh_transport import ZenohTransport
+
+    path = tmp_path / "two.mcap"
+    frames = press_profile(layout, frames=30)
+    bus = InProcessBus()
+    with McapRecorder(path) as rec:
+        for cid in ("tactile/right", "tactile/left"):
+            record_synthetic(path, layout, frames * (1 if cid == CID else -1), collection_id=cid, bus=bus, recorder=rec)
+    with McapReplay(path) as replay:
+        recorded = {(cid, ev.producer_session) for cid, ev in replay.events() if hasattr(ev, "producer_session")}
+    port = free_port()
+    with ZenohTransport(listen=[f"tcp/127.0.0.1:{port}"], connect=[]) as transport:
+        trackers = {cid: TactileTracker(cid, transport) for cid in ("tactile/right", "tactile/left")}
+        got = {cid: [] for cid in trackers}
+        for cid, tr in trackers.items():
+            tr.add_observer(type("Keep", (), {"on_metadata": lambda *a: None,
+                                              "on_data": lambda self, c, m, f: got[c].append(f)})())
+        time.sleep(0.5)  # let the Zenoh peers find each other before the first frame
+        proc = subprocess.Popen([SCRIPT, "replay", str(path), "--publish", "--speed", "1",
+                                 "--zenoh", f"tcp/127.0.0.1:{port}"], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 30
+        while proc.poll() is None and time.monotonic() < deadline:
+            for tr in trackers.values():
+                tr.update()
+            time.sleep(0.002)
+        _, err = proc.communicate(timeout=10)
+        for tr in trackers.values():
+            tr.update()
+    assert proc.returncode == 0, err
+    assert "published 62 recorded messages (2 metadata layouts, 60 data frames) of tactile/left, tactile/right" in err
+    for cid, tr in trackers.items():
+        assert tr.get_metadata() == layout.metadata
+        sign = 1 if cid == CID else -1
+        assert len(got[cid]) >= 20, cid  # all but what arrived before the late Zenoh discovery
+        for f in got[cid]:
+            assert f.forces.tobytes() == (frames[f.sequence] * sign).astype(np.float32).tobytes()
+            assert f.timestamp.sample_time_local_common_clock == 1_000_000_000 + f.sequence * 10_000_000
+        assert {(cid, f.producer_session) for f in got[cid]} <= recorded
 
 
 def test_record_from_zenoh_writes_a_valid_file(tmp_path, layout, capsys):

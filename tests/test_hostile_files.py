@@ -551,17 +551,17 @@ def test_validate_checks_every_file_even_after_one_that_cannot_be_read(tmp_path,
 
 
 def test_top_level_record_floods_are_counted_not_kept(tmp_path):
-    """5,000 file metadata records and 500 malformed schema records: bounded lists, exact counts."""
+    """20,000 file metadata records and 500 malformed schema records: bounded lists, exact counts."""
     from mcap_helpers import rec
     from wuji_tactile_device.recording.scan import MAX_LISTED, MAX_METADATA_RECORDS
 
     md = rec(0x0C, b"\x01\x00\x00\x00m\x00\x00\x00\x00")  # name "m", empty map
     bad_schema = rec(0x03, b"\x01\x00\xff\xff\xff\xff")  # a name length past the record
     path = tmp_path / "flood.mcap"
-    path.write_bytes(mcap_file(good_chunk(3), md * 5000, bad_schema * 500))
+    path.write_bytes(mcap_file(good_chunk(3), md * 20_000, bad_schema * 500))
     report = inspect_file(path)
     sc = report.scan
-    assert len(sc.metadata) == MAX_METADATA_RECORDS and sc.metadata_ignored == 5000 - MAX_METADATA_RECORDS
+    assert len(sc.metadata) == MAX_METADATA_RECORDS and sc.metadata_ignored == 20_000 - MAX_METADATA_RECORDS
     assert len(sc.damage) == MAX_LISTED and sc.damage_count == 500
     assert "schema name needs 4294967295 bytes" in sc.damage[0]
     assert report.problem_count == 501 and not report.ok

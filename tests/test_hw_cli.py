@@ -68,3 +68,43 @@ def test_stall_and_clock_jump_faults_are_reported_and_counted(capsys):
     err = capsys.readouterr().err
     assert "thumb (stalled: no frames)" in err and "pinky: sensor info revised" in err
     assert "clock jumps 1; info revisions 1" in err and "duplicate 1" in err
+
+
+def test_producer_log_lines_go_above_the_bar_only_during_the_run(capsys):
+    """`hw` prints the producer's events above its progress bar while it runs and gives the
+    package logger back exactly as it found it (handlers, level, propagation)."""
+    import logging
+
+    logger = logging.getLogger("wuji_tactile_device.producers.hardware")
+    mine = logging.NullHandler()
+    logger.addHandler(mine)
+    before = (list(logger.handlers), logger.level, logger.propagate)
+    try:
+        assert hw(["--emulate", "--fast", "--duration", "0.5", "--fault", "stall:thumb@0.1-0.2"]) == 0
+        assert "hw: no data for" in capsys.readouterr().err  # the stall, printed through the bar
+        assert (list(logger.handlers), logger.level, logger.propagate) == before
+    finally:
+        logger.removeHandler(mine)
+
+
+def test_an_emulated_left_hand_records_its_identity_and_health(tmp_path, capsys):
+    from mcap.reader import make_reader
+
+    out = tmp_path / "left.mcap"
+    assert hw(["--emulate", "--hand", "left", "--fast", "--duration", "0.5", "--record", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "publishing tactile/left" in err and "recoveries 0, reconnects 0" in err
+    with open(out, "rb") as f:
+        reader = make_reader(f)
+        meta = {m.name: m.metadata for m in reader.iter_metadata()}
+        topics = {ch.topic for ch in reader.get_summary().channels.values()}
+    file_meta = meta["wuji_tactile_device"]
+    assert file_meta["hand_side"] == "left" and file_meta["producer_kind"] == "hardware-emulated"
+    assert file_meta["device_serial_number"].startswith("EMU") and file_meta["device_side"] == "left"
+    assert {"tactile/left", "tactile/left/metadata", "tactile/left/device_resultants", "tactile/left/health"} <= topics
+
+
+def test_a_real_hand_must_be_named(monkeypatch):
+    monkeypatch.setattr("wuji_tactile_device.producers.hardware.device.sdk_module", lambda: object())
+    with pytest.raises(ProducerError, match="name the hand: --hand right|left, --sn SERIAL or --address"):
+        hw([])

@@ -144,9 +144,10 @@ def test_zero_calibration_waits_for_ready_and_zeroes_the_baseline():
     resting = np.zeros((176, 3))
     resting[:, 2] = -0.2  # a load baked into the zero: the reason for the warning
     polled = []
-    done = calibrate_zero(dev, poll_s=0.0, min_wait_s=10.0, on_poll=polled.append,
+    done = calibrate_zero(dev, poll_s=0.0, fallback_after_s=5.0, on_poll=polled.append,
                           sleep=lambda _s: emu.emit(resting))
     assert set(done) == set(FINGERS)
+    assert {c.outcome for c in done.fingers.values()} == {"observed"} and done.fallback == ()
     assert polled[0] == {f: STATE_CALIBRATING for f in FINGERS}
     assert polled[-1] == {f: STATE_READY for f in FINGERS}
     # after calibration the resting load reads as zero
@@ -232,3 +233,62 @@ def test_close_disconnects_only_a_connection_the_adapter_owns():
     owned.close()
     owned.close()
     assert Hand.disconnects == 1
+
+
+# ----- zero calibration follows the status state machine it observes -----
+
+class FakeClock:
+    """Time advanced by the calibration's own sleeps; each sleep is one emulated tick."""
+
+    def __init__(self, emu):
+        self.t, self.emu = 0.0, emu
+
+    def sleep(self, s):
+        self.t += s
+        self.emu.emit(np.zeros((176, 3)))
+
+    def __call__(self):
+        return self.t
+
+
+def test_zero_calibration_waits_for_a_calibrating_state_that_shows_late():
+    emu = EmulatedHand2("right", calibration_ticks=3, calibration_delay_ticks=4)
+    clock = FakeClock(emu)
+    report = calibrate_zero(SdkFingertipDevice(emu), poll_s=0.1, clock=clock, sleep=clock.sleep)
+    # Ready for the first 0.4 s (the command not yet running) is not taken as done
+    assert {c.outcome for c in report.fingers.values()} == {"observed"}
+    assert all(c.calibrating_after_s == pytest.approx(0.4) for c in report.fingers.values())
+    assert all(t == pytest.approx(0.7) for t in report.values())
+
+
+def test_zero_calibration_fallback_is_reported_per_finger_when_calibrating_is_never_seen():
+    emu = EmulatedHand2("right", calibration_ticks=0)  # firmware done before the first status read
+    clock = FakeClock(emu)
+    report = calibrate_zero(SdkFingertipDevice(emu), poll_s=0.1, fallback_after_s=2.0, clock=clock, sleep=clock.sleep)
+    assert report.fallback == FINGERS
+    assert report.fingers["ring"].outcome == "fallback: Calibrating never observed"
+    assert report.fingers["ring"].calibrating_after_s is None
+    assert report["ring"] == pytest.approx(2.0) and report.fingers["ring"].polls == 21
+    assert "ring: Ready at 2.00 s (fallback: Calibrating never observed)" in report.describe()
+    clock = FakeClock(emu)
+    with pytest.raises(ProducerError, match="thumb reported Ready for 2.0 s without ever reporting Calibrating"):
+        calibrate_zero(SdkFingertipDevice(emu), poll_s=0.1, require_observed=True, clock=clock, sleep=clock.sleep)
+
+
+def test_zero_calibration_status_timeouts_are_retried():
+    from wuji_tactile_device.producers.hardware.recovery import RetryPolicy
+
+    emu = EmulatedHand2("right", calibration_ticks=3)
+    emu.fail_next("status:index", "timeout", count=2)
+    clock = FakeClock(emu)
+    report = calibrate_zero(SdkFingertipDevice(emu), poll_s=0.1, clock=clock, sleep=clock.sleep,
+                            policy=RetryPolicy(timeout_s=0.5, backoff_s=0.01))
+    assert report.fallback == () and emu.faults.fired == [("status:index", "timeout")] * 2
+
+
+def test_zero_calibration_timeout_names_each_finger_and_its_state():
+    emu = EmulatedHand2("right", calibration_ticks=1000)
+    clock = FakeClock(emu)
+    with pytest.raises(ProducerError, match=r"not done after 1.0 s: thumb \(calibrating\), index \(calibrating\)"):
+        calibrate_zero(SdkFingertipDevice(emu), poll_s=0.1, timeout_s=1.0, fallback_after_s=0.5, clock=clock,
+                       sleep=clock.sleep)

@@ -138,10 +138,9 @@ REFUSALS = [
     (lambda o: o["point_fields"][1].update(type="f64"), r"'point_fields\[fy\].type': unknown type 'f64'"),
     (lambda o: o["point_fields"][1].update(type="I16"), r"'point_fields\[fy\].type': unknown type 'I16'"),
     (lambda o: o.update(unit="kPa"), "'unit': unknown unit 'kPa'"),
+    (lambda o: o.update(unit="raw"), "'unit': unknown unit 'raw'"),
     (lambda o: o["point_fields"][2].update(unit="mN"), r"'point_fields\[fz\].unit': unknown unit 'mN'"),
     (lambda o: o["point_fields"][2].update(unit="normalized"), "'point_fields': mixed units among point fields"),
-    (lambda o: o["aggregate_fields"][0].update(unit="K"), r"'aggregate_fields\[temperature\].unit': unknown unit 'K'"),
-    (lambda o: o["aggregate_fields"][1].update(unit="normalized"), r"'aggregate_fields\[fx\].unit': unknown unit"),
     (lambda o: o.update(point_rpy=[[0, 0, 0]] * 3, base_xyz=[0, 0, 0]), "'base_rpy': partial mounting pose: point_rpy, base_xyz given without base_rpy"),
     (lambda o: o.update(base_rpy=[0, 0, 0]), "'point_rpy': partial mounting pose"),
     (lambda o: o.update(positions=[[0, 0, 0]] * 2), r"'positions': must have shape \(3, 3\), got \(2, 3\)"),
@@ -156,7 +155,6 @@ REFUSALS = [
     (lambda o: o.pop("point_stride"), "'point_stride': missing"),
     (lambda o: o.update(aggregate_stride=-1), "'aggregate_stride': must be an integer ≥ 0"),
     (lambda o: o["aggregate_fields"].pop(3), r"'aggregate_fields\[fz\]': missing; the resultant needs"),
-    (lambda o: o.update(colour="red"), "'colour': not a key of format v1"),
 ]
 
 
@@ -205,3 +203,66 @@ def test_emulator_frames_are_byte_exact_to_the_declared_format():
     assert temp == 3025  # 30.25 °C × 100
     # the resultant is the one loaded point's force in the module axes: same magnitude
     assert math.isclose(math.hypot(fx, fy, fz) / 100, math.hypot(0.1234, 0.5, 2.0), abs_tol=0.01)
+
+
+# ----- tolerance: what a real firmware may add, recorded instead of refused -----
+
+def test_unknown_top_level_and_field_keys_are_recorded_not_fatal():
+    obj = fmt_json(pad=2, firmware="v2.4.1", calibrated_at="2026-11-02", colour="red")
+    obj["point_fields"][0]["desc"] = "shear x"
+    obj["point_fields"].append({"name": "pressure", "type": "i16", "offset": 6, "unit": "kPa"})
+    fmt = parse_format("ring", json.dumps(obj))
+    assert fmt.unknown == ("top-level key 'calibrated_at' = \"2026-11-02\"", "top-level key 'colour' = \"red\"",
+                           "top-level key 'firmware' = \"v2.4.1\"", "point_fields[fx].desc = \"shear x\"",
+                           "point_fields[pressure] not used")
+    # and it still decodes exactly what it knows
+    values, agg = fmt.decode(frame(obj, RAW["i16"]))
+    assert values[1].tolist() == [1000.0, -2000.0, 3000.0] and agg.force.tolist() == [1.5, -2.5, 3.25]
+
+
+def test_a_format_this_package_generates_has_nothing_unknown():
+    assert parse_format("thumb", json.dumps(fmt_json())).unknown == ()
+
+
+@pytest.mark.parametrize("spelling", ["C", "°C", "℃", "degC", "deg C", "celsius", "Celsius", "deg_C", "degrees Celsius"])
+def test_temperature_unit_spellings_are_normalised(spelling):
+    obj = fmt_json()
+    obj["aggregate_fields"][0]["unit"] = spelling
+    fmt = parse_format("ring", json.dumps(obj, ensure_ascii=False))
+    assert fmt.aggregate_fields["temperature"].unit == "C" and fmt.unknown == ()
+    assert fmt.decode(frame(obj, RAW["i16"]))[1].temperature_c == pytest.approx(31.5)
+
+
+@pytest.mark.parametrize("unit,expected_c", [("K", 31.5 - 273.15), ("kelvin", 31.5 - 273.15), ("°F", (31.5 - 32) * 5 / 9)])
+def test_kelvin_and_fahrenheit_temperatures_are_converted_to_celsius(unit, expected_c):
+    obj = fmt_json()
+    obj["aggregate_fields"][0]["unit"] = unit
+    agg = parse_format("ring", json.dumps(obj, ensure_ascii=False)).decode(frame(obj, RAW["i16"]))[1]
+    assert agg.temperature_c == pytest.approx(expected_c, abs=1e-9)
+
+
+@pytest.mark.parametrize("spelling,canonical", [("newton", "N"), ("Newtons", "N"), ("n", "N"),
+                                                ("normalised", "normalized"), ("Normalized", "normalized")])
+def test_force_unit_spellings_are_normalised(spelling, canonical):
+    assert parse_format("ring", json.dumps(fmt_json(unit=spelling))).point_unit == canonical
+
+
+def test_unknown_temperature_unit_leaves_the_temperature_out_with_a_note():
+    obj = fmt_json()
+    obj["aggregate_fields"][0]["unit"] = "raw_adc"
+    fmt = parse_format("ring", json.dumps(obj))
+    assert "temperature" not in fmt.aggregate_fields
+    assert fmt.unknown == ("aggregate_fields[temperature] in unit 'raw_adc' (this decoder knows °C, K, °F): "
+                           "temperature not reported",)
+    agg = fmt.decode(frame(obj, RAW["i16"]))[1]
+    assert math.isnan(agg.temperature_c) and agg.force.tolist() == [1.5, -2.5, 3.25]
+
+
+def test_aggregate_force_in_an_unknown_unit_leaves_the_resultant_out_not_the_taxels():
+    obj = fmt_json()
+    for f in obj["aggregate_fields"][1:]:
+        f["unit"] = "normalized"
+    fmt = parse_format("ring", json.dumps(obj))
+    assert fmt.unknown == ("aggregate force in unit 'normalized' (this decoder knows N): resultant not reported",)
+    values, agg = fmt.decode(frame(obj, RAW["i16"]))
+    assert agg is None and values[2].tolist() == [-1.0, 1.0, 12345.0]

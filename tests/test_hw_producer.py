@@ -13,6 +13,7 @@ from wuji_tactile_device.errors import (CalibrationFileError, DeviceFormatError,
 from wuji_tactile_device.producers.emulated import EmulatedHand2, simulation_layout
 from wuji_tactile_device.producers.hardware import (AxisMapping, HardwareConfig, HardwareProducer,
                                                     SdkFingertipDevice, write_full_scale)
+from wuji_tactile_device.producers.base import ProducerRunner
 from wuji_tactile_device.producers.emulated.emulator import DEFAULT_FULL_SCALE
 from wuji_tactile_device.producers.sim.taxels import taxel_poses_in_distal
 from wuji_tactile_device.hands.wuji_hand2 import FINGERS, lbs_metadata
@@ -22,11 +23,14 @@ from wuji_tactile_device.streams.inproc import InProcessBus
 N = 176
 
 
+from hw_loop import OnLoop  # noqa: E402
+
+
 def rig(side="right", *, emulator=None, **config):
     emu = emulator or EmulatedHand2(side)
     bus = InProcessBus()
     tracker = TactileTracker(f"tactile/{side}", bus)
-    producer = HardwareProducer(SdkFingertipDevice(emu), bus, HardwareConfig(side=side, **config))
+    producer = OnLoop(HardwareProducer(SdkFingertipDevice(emu), HardwareConfig(side=side, **config)), bus)
     return emu, producer, tracker
 
 
@@ -110,8 +114,8 @@ def test_finger_offline_stops_publication_and_recovery_reconfirms():
     emu = EmulatedHand2("right")
     bus = InProcessBus()
     tracker = TactileTracker("tactile/right", bus)
-    producer = HardwareProducer(SdkFingertipDevice(emu), bus, HardwareConfig(side="right", stale_after_s=0.03),
-                                on_event=events.append)
+    producer = OnLoop(HardwareProducer(SdkFingertipDevice(emu), HardwareConfig(side="right", stale_after_s=0.03),
+                                       on_event=events.append), bus)
     assert tick(emu, producer, tracker, forces(1)) == 1
     emu.set_online("ring", False)
     for k in range(4):  # the other fingers run 40 ms ahead of ring's last frame (> 30 ms)
@@ -136,8 +140,8 @@ def test_finger_offline_stops_publication_and_recovery_reconfirms():
 def test_stalled_finger_reported_as_stalled_not_offline():
     events = []
     emu = EmulatedHand2("right")
-    producer = HardwareProducer(SdkFingertipDevice(emu), InProcessBus(),
-                                HardwareConfig(side="right", stale_after_s=0.03), on_event=events.append)
+    producer = OnLoop(HardwareProducer(SdkFingertipDevice(emu), HardwareConfig(side="right", stale_after_s=0.03),
+                                       on_event=events.append), InProcessBus())
     emu.emit(forces())
     assert producer.step() == 1
     emu.set_sending("thumb", False)
@@ -152,7 +156,7 @@ def test_offline_at_start_is_refused():
     emu = EmulatedHand2("right")
     emu.set_online("pinky", False)
     with pytest.raises(FingerOfflineError, match=r"fingertip module\(s\) offline: pinky") as info:
-        HardwareProducer(SdkFingertipDevice(emu), InProcessBus(), HardwareConfig(side="right"))
+        HardwareProducer(SdkFingertipDevice(emu), HardwareConfig(side="right"))
     assert info.value.fingers == ("pinky",)
 
 
@@ -185,7 +189,7 @@ def test_frames_with_a_digest_the_info_does_not_confirm_are_dropped_then_refused
     emu.desync_digest("thumb", 0xDEADBEEF)  # frames name an info revision the device never serves
     for _ in range(2):
         assert tick(emu, producer, tracker, forces()) == 0
-    assert producer.counters()["digest_mismatch"]["thumb"] == 2
+    assert producer.counters.digest_mismatch["thumb"] == 2
     emu.emit(forces())
     with pytest.raises(DeviceFormatError, match=r"^thumb: 3 frames carry info_digest .* even after fetching it again"):
         producer.step()
@@ -197,13 +201,14 @@ def test_corrupt_frame_drops_its_tick_only(fault):
     emu = EmulatedHand2("right")
     bus = InProcessBus()
     tracker = TactileTracker("tactile/right", bus)
-    producer = HardwareProducer(SdkFingertipDevice(emu), bus, HardwareConfig(side="right"), on_event=events.append)
+    producer = OnLoop(HardwareProducer(SdkFingertipDevice(emu), HardwareConfig(side="right"), on_event=events.append),
+                      bus)
     emu.inject("ring", fault)
     assert tick(emu, producer, tracker, forces(0)) == 0
     assert tick(emu, producer, tracker, forces(1)) == 1
-    c = producer.counters()
-    assert c["malformed"]["ring"] == 1
-    assert c["dropped"] == {"thumb": 1, "index": 1, "middle": 1, "ring": 1, "pinky": 1}
+    c = producer.counters
+    assert c.malformed["ring"] == 1
+    assert c.dropped == {"thumb": 1, "index": 1, "middle": 1, "ring": 1, "pinky": 1}
     assert events[0].kind == "malformed" and f"ring: {fault} frame seq 0" in events[0].message
 
 
@@ -211,7 +216,7 @@ def test_duplicate_frame_counted_not_published_twice():
     emu, producer, tracker = rig()
     emu.inject("index", "duplicate")
     assert tick(emu, producer, tracker, forces(0)) == 1
-    assert producer.counters()["duplicate"]["index"] == 1
+    assert producer.counters.duplicate["index"] == 1
 
 
 def test_clock_jump_is_counted_and_publication_continues():
@@ -220,7 +225,7 @@ def test_clock_jump_is_counted_and_publication_continues():
     emu.jump_clock(-60_000_000)
     f = forces(1)
     assert tick(emu, producer, tracker, f) == 1
-    assert producer.counters()["clock_jumps"] == 1
+    assert producer.counters.clock_jumps == 1
     frame = tracker.get_data()
     assert frame.timestamp.sample_time_raw_device_clock == emu.device_time_us * 1000
     assert np.abs(frame.forces - f).max() <= 0.0005 + 1e-5
@@ -231,11 +236,10 @@ def test_normalized_without_calibration_file_refuses_to_start(tmp_path):
     emu = EmulatedHand2("right", firmware="normalized")
     with pytest.raises(CalibrationFileError, match=r"thumb, index, middle, ring, pinky: no full-scale calibration file "
                        r"given \(--full-scale FILE\); the firmware reports point forces in 'normalized' units"):
-        HardwareProducer(SdkFingertipDevice(emu), InProcessBus(), HardwareConfig(side="right"))
+        HardwareProducer(SdkFingertipDevice(emu), HardwareConfig(side="right"))
     missing = tmp_path / "hand.json"
     with pytest.raises(CalibrationFileError, match=f"full-scale calibration file '{missing}' does not exist"):
-        HardwareProducer(SdkFingertipDevice(emu), InProcessBus(),
-                         HardwareConfig(side="right", full_scale_path=missing))
+        HardwareProducer(SdkFingertipDevice(emu), HardwareConfig(side="right", full_scale_path=missing))
 
 
 def test_normalized_with_calibration_file_gives_newtons_and_counts_saturation(tmp_path):
@@ -289,7 +293,7 @@ def test_backward_clock_jump_with_a_finger_missing_that_tick_does_not_stall_the_
     emu.set_sending("ring", True)
     f = forces(2)
     assert tick(emu, producer, tracker, f) == 1
-    assert producer.unavailable_fingers == () and producer.counters()["clock_jumps"] == 1
+    assert producer.unavailable_fingers == () and producer.counters.clock_jumps == 1
     assert np.abs(tracker.get_data().forces - f).max() <= 0.0005 + 1e-5
 
 
@@ -341,6 +345,6 @@ def test_nan_from_an_f32_firmware_drops_the_frame_instead_of_publishing_it():
     f_bad = forces(21)
     f_bad[150, 1] = np.nan  # pinky's taxel 150 − 142 = 8
     assert tick(emu, producer, tracker, f_bad) == 0
-    assert producer.counters()["malformed"]["pinky"] == 1
+    assert producer.counters.malformed["pinky"] == 1
     assert any("pinky: frame seq 1 has a non-finite value at point 8; dropped" in e.message for e in producer.events)
     assert tick(emu, producer, tracker, f) == 1 and np.all(np.isfinite(tracker.get_data().forces))

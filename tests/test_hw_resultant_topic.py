@@ -22,6 +22,7 @@ from mcap.reader import make_reader
 from wuji_tactile_device.errors import RecordingWarning
 from wuji_tactile_device.contract.geometry import quat_to_matrix
 from wuji_tactile_device.producers.emulated import EmulatedHand2, simulation_layout
+from wuji_tactile_device.producers.base import ProducerRunner
 from wuji_tactile_device.producers.hardware import (HardwareConfig, HardwareProducer,
                                                     ResultantRecorder, SdkFingertipDevice)
 from wuji_tactile_device.producers.emulated import simulation_forces
@@ -64,18 +65,17 @@ def _record(path: Path, emu: EmulatedHand2, forces_iter, **config):
     sent: dict[str, list[bytes]] = {f: [] for f in FINGERS}
     for f in FINGERS:
         getattr(emu, f"fingertip_{f}_data")().subscribe_with_callback(lambda m, f=f: sent[f].append(m.data))
-    producer = HardwareProducer(SdkFingertipDevice(emu), bus, HardwareConfig(side="right", **config))
+    producer = HardwareProducer(SdkFingertipDevice(emu), HardwareConfig(side="right", **config))
     live = []
     with McapRecorder(path) as rec:
-        rec.add_collection(bus, "tactile/right")
-        producer.publisher.publish_metadata()
-        producer.on_tick = ResultantRecorder(rec, "tactile/right")
+        # the run loop records the collection and the producer's recording output (the resultants)
+        runner = ProducerRunner(producer, bus, recorder=rec)
         for forces in forces_iter:
             emu.emit(forces)
-            assert producer.step() == 1
-            rec.poll()
+            assert runner.step() == 1  # polls the recorder too
             tracker.update()
             live.append(tracker.get_data())
+        runner.close()
         producer.close()
         rec.poll()
     return live, sent

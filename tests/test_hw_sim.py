@@ -13,6 +13,7 @@ from mcap.reader import make_reader
 
 from wuji_tactile_device.cli import cmd_hw
 from wuji_tactile_device.producers.emulated import EmulatedHand2
+from wuji_tactile_device.producers.base import ProducerRunner
 from wuji_tactile_device.producers.hardware import HardwareConfig, HardwareProducer, SdkFingertipDevice
 from wuji_tactile_device.producers.emulated import simulation_forces
 from wuji_tactile_device.producers.sim.layout_metadata import sim_metadata
@@ -46,11 +47,11 @@ def test_hardware_path_reproduces_the_simulated_producer(side):
     emu = EmulatedHand2(side)
     bus = InProcessBus()
     tracker = TactileTracker(f"tactile/{side}", bus)
-    producer = HardwareProducer(SdkFingertipDevice(emu), bus, HardwareConfig(side=side))
+    runner = ProducerRunner(HardwareProducer(SdkFingertipDevice(emu), HardwareConfig(side=side)), bus)
     hw_frames = []
     for forces in simulation_forces(side, "press"):
         emu.emit(forces)
-        assert producer.step() == 1
+        assert runner.step() == 1
         tracker.update()
         hw_frames.append(np.array(tracker.get_data().forces))
     assert len(hw_frames) == len(sim_frames) == FRAMES

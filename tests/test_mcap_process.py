@@ -1,5 +1,5 @@
 """Real processes: kill -9 of a recorder loses at most the last second, SIGINT leaves a complete
-file, and Foxglove's FlatBuffers decoder (the shared checker) reads every recorded topic."""
+file, and Foxglove's FlatBuffers decoder (tools/foxglove_check) reads every recorded topic."""
 from __future__ import annotations
 
 import shutil
@@ -22,7 +22,7 @@ from wuji_tactile_device.streams.tracker import TactileTracker
 
 HERE = Path(__file__).parent
 CHILD = HERE / "record_child.py"
-FOXGLOVE_CHECK = HERE.parent.parent / "shared" / "tools" / "foxglove_check" / "check.py"
+FOXGLOVE_CHECK = HERE.parent / "tools" / "foxglove_check" / "check.py"
 
 
 def _start_child(out: Path) -> subprocess.Popen:
@@ -86,7 +86,6 @@ def test_sigint_leaves_a_complete_valid_file(tmp_path):
 
 @pytest.mark.skipif(not (shutil.which("node") and shutil.which("npm")),
                     reason="Node.js and npm are needed to run Foxglove's FlatBuffers decoder")
-@pytest.mark.skipif(not FOXGLOVE_CHECK.exists(), reason=f"the shared checker is not at {FOXGLOVE_CHECK}")
 def test_every_topic_decodes_in_foxglove(tmp_path):
     path = tmp_path / "fox.mcap"
     record(path, 5, collections=("tactile/right", "tactile/left"))

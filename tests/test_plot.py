@@ -74,29 +74,146 @@ def test_resultant_figure_has_15_labelled_panels():
     plt.close(fig)
 
 
+def test_resultant_figure_draws_the_magnitude_labels_every_line_and_shares_y_per_row():
+    """|F| is drawn in every panel; every line has a label in the figure legend; a pad's three
+    panels share one y-scale (a 0.01 N tangential blip is drawn at the scale of its 0.5 N load),
+    rows are independent; `share="all"` gives one scale; the sign convention is in the title."""
+    t = np.linspace(0, 2, 201)
+    res = np.zeros((201, 5, 3))
+    res[:, 0, 1] = 0.5  # thumb: 0.5 N normal (pad +y)
+    res[100:110, 0, 0] = 0.01  # and a 0.01 N tangential blip
+    res[:, 2, 1] = 0.05  # middle: light contact
+    fig = plot_resultants(t, res, mark_time_s=1.0)
+    axes = np.array(fig.axes).reshape(5, 3)
+    np.testing.assert_allclose(axes[0, 0].lines[1].get_ydata(), np.linalg.norm(res[:, 0], axis=1))
+    assert axes[0, 0].get_ylim() == axes[0, 1].get_ylim() == axes[0, 2].get_ylim()
+    assert axes[0, 0].get_ylim()[1] >= 0.5 and axes[2, 0].get_ylim()[1] < 0.1
+    for ax in axes.ravel():
+        assert all(line.get_label() and not line.get_label().startswith("_") for line in ax.lines)
+    legend = fig.legends[0]
+    texts = [x.get_text() for x in legend.get_texts()]
+    assert texts == ["Fx (pad frame)", "Fy (pad frame)", "Fz (pad frame)", "|F| of the pad", "0 N",
+                     "t = 1.000 s (taxel maps, layout)"]
+    assert "pressing a fingertip pad gives Fy > 0" in fig._suptitle.get_text()
+    # A pad without load gets a readable scale and says so (not float noise blown up to ±1e-17).
+    assert axes[4, 0].get_ylim() == (-0.01, 0.01)
+    assert any("no load" in txt.get_text() for txt in axes[4, 1].texts)
+    shared = plot_resultants(t, res, share="all")
+    assert len({ax.get_ylim() for ax in shared.axes}) == 1
+    with pytest.raises(ValueError, match="share must be one of"):
+        plot_resultants(t, res, share="col")
+
+
 def test_taxel_map_figure_uses_one_fixed_symmetric_range(layout):
     forces = press_profile(layout, frames=11)[5]
-    fig = plot_taxel_maps(pad_layout(layout.metadata), forces, vmax=2.5)
+    pl = pad_layout(layout.metadata)
+    fig = plot_taxel_maps(pl, forces, vmax=2.5)
     panels = [ax for ax in fig.axes if ax.get_title()]
-    assert len(panels) == 15
-    assert {ax.get_title().split(" (")[0] for ax in panels} == {f"{f} {c}" for f in FINGERS for c in ("fx", "fy", "fz")}
-    assert all(ax.collections[0].get_clim() == (-2.5, 2.5) for ax in panels)
-    colorbar = [ax for ax in fig.axes if "taxel axes [N]" in ax.get_ylabel()]
+    assert len(panels) == 20
+    assert {ax.get_title() for ax in panels} == {f"{f} {c}" for f in FINGERS for c in ("|f|", "Fx", "Fy", "Fz")}
+    assert all(ax.collections[0].get_clim() == (-2.5, 2.5) for ax in panels if " F" in ax.get_title())
+    assert all(ax.collections[0].get_clim() == (0.0, 2.5) for ax in panels if "|f|" in ax.get_title())
+    colorbar = [ax for ax in fig.axes if "pad frame [N]" in ax.get_ylabel()]
     assert len(colorbar) == 1
-    index_fz = next(ax for ax in panels if ax.get_title().startswith("index fz"))
-    np.testing.assert_allclose(index_fz.collections[0].get_array(), forces[layout.seg_of == 1, 2])
+    # Index Fz: the taxel forces rotated into the pad frame (one convention with the resultants).
+    index_fz = next(ax for ax in panels if ax.get_title() == "index Fz")
+    pad_f = np.einsum("nij,nj->ni", pl.taxel_to_pad, forces.astype(np.float64))
+    np.testing.assert_allclose(index_fz.collections[0].get_array(), pad_f[layout.seg_of == 1, 2], rtol=1e-6)
     plt.close(fig)
 
 
-def test_layout_figure_is_a_3d_scatter_in_the_wrist_frame(layout):
+def test_taxel_maps_add_up_to_the_pad_resultants(layout):
+    """The one sign convention makes the pictures agree: Σ of a pad's Fx/Fy/Fz map values is the
+    resultant the resultant figure plots for that pad at that time."""
+    forces = press_profile(layout, frames=11)[7]
+    pl = pad_layout(layout.metadata)
+    fig = plot_taxel_maps(pl, forces)
+    want = pad_resultants(pl, forces)
+    for p, finger in enumerate(FINGERS):
+        for c, comp in enumerate(("Fx", "Fy", "Fz")):
+            ax = next(a for a in fig.axes if a.get_title() == f"{finger} {comp}")
+            assert np.nansum(ax.collections[0].get_array().filled(np.nan)) == pytest.approx(want[p, c], abs=1e-5)
+
+
+def test_taxel_map_range_is_per_figure_so_a_light_contact_shows(layout, tmp_path):
+    """Regression: a recording-wide range made a 0.05 N contact invisible next to a later 5 N
+    press. Now the default range is the largest |f| at the chosen time; --range fixes it."""
+    from wuji_tactile_device.plot import recording_figures
+
+    forces = np.zeros((300, layout.num_taxels, 3), np.float32)
+    light = np.flatnonzero(layout.seg_of == 1)[:2]
+    forces[:100, light, 2] = -0.025  # 0.05 N over two taxels
+    forces[150:, layout.seg_of == 1, 2] = -5.0 / layout.per_pad
+    path = tmp_path / "light.mcap"
+    record_synthetic(path, layout, forces)
+    rec = load_recording(path)
+    fig = recording_figures(rec, "light.mcap", time_s=0.5)["taxel_maps"]()
+    index_f = next(ax for ax in fig.axes if ax.get_title() == "index |f|")
+    assert index_f.collections[0].get_clim() == pytest.approx((0.0, 0.025))
+    values = index_f.collections[0].get_array()
+    assert values.max() == pytest.approx(0.025)  # the loaded taxels sit at the top of the scale
+    fixed = recording_figures(rec, "light.mcap", time_s=0.5, vmax=5.0)["taxel_maps"]()
+    assert next(ax for ax in fixed.axes if ax.get_title() == "index |f|").collections[0].get_clim() == (0.0, 5.0)
+    whole = recording_figures(rec, "light.mcap", time_s=0.5, vmax="recording")["taxel_maps"]()
+    clim = next(ax for ax in whole.axes if ax.get_title() == "index |f|").collections[0].get_clim()
+    assert clim[1] == pytest.approx(5.0 / layout.per_pad, rel=1e-3)
+
+
+def test_layout_figure_draws_loaded_taxels_on_top_at_the_given_pose(layout):
     forces = press_profile(layout, frames=11)[5]
     fig = plot_layout(layout.metadata, forces, vmax=1.0)
-    ax3d = fig.axes[0]
-    assert ax3d.name == "3d"
-    assert "wrist frame" in ax3d.get_xlabel() and "[mm]" in ax3d.get_zlabel()
-    np.testing.assert_allclose(ax3d.collections[0].get_array(), np.linalg.norm(forces, axis=1), rtol=1e-6)
-    assert any("|f|" in ax.get_ylabel() for ax in fig.axes[1:])
-    plt.close(fig)
+    palm, side = fig.axes[:2]
+    assert "wrist frame" in palm.get_xlabel() and "[mm]" in palm.get_ylabel()
+    magnitude = np.linalg.norm(forces.astype(np.float64), axis=1)
+    drawn = palm.collections[0].get_array().filled(0.0)
+    np.testing.assert_allclose(drawn, np.sort(magnitude), rtol=1e-6)  # increasing: loaded drawn last
+    assert any("|f|" in ax.get_ylabel() for ax in fig.axes[2:])
+    assert "bind pose" in fig._suptitle.get_text()
+    # A moved segment moves its taxels: the index segment shifted 10 mm along the wrist x axis.
+    poses = layout.metadata.segment_bind_poses.astype(np.float64).copy()
+    poses[1, 0] += 0.010
+    moved = plot_layout(layout.metadata, forces, vmax=1.0, segment_poses=poses)
+    order = np.argsort(magnitude, kind="stable")
+    before = palm.collections[0].get_offsets()
+    after = moved.axes[0].collections[0].get_offsets()
+    shift = (after - before)[:, 0]
+    np.testing.assert_allclose(shift[layout.seg_of[order] == 1], 10.0, atol=1e-4)
+    np.testing.assert_allclose(shift[layout.seg_of[order] != 1], 0.0, atol=1e-9)
+    assert "the hand's pose" in moved._suptitle.get_text()
+
+
+def test_unrolled_pad_maps_keep_every_sim_taxel_apart():
+    """On the simulated hand's curved pads no two taxels land on the same map spot: the smallest
+    2-D distance is at least 60 % of the smallest 3-D distance between taxels of that pad."""
+    from wuji_tactile_device.plot import unrolled_positions
+    from wuji_tactile_device.producers.sim.layout_metadata import sim_metadata
+
+    pl = pad_layout(sim_metadata("right"))
+    uv = unrolled_positions(pl)
+    for p in range(5):
+        m = pl.pad_of_taxel == p
+        d2 = np.linalg.norm(uv[m][:, None] - uv[m][None], axis=2)
+        d3 = np.linalg.norm(pl.taxel_pad_positions[m][:, None] - pl.taxel_pad_positions[m][None], axis=2) * 1e3
+        off = ~np.eye(m.sum(), dtype=bool)
+        assert d2[off].min() >= 0.6 * d3[off].min(), FINGERS[p]
+
+
+def test_plot_leaves_the_matplotlib_backend_alone(recording, tmp_path):
+    """Regression: plotting forced the Agg backend on the whole process (an application's
+    interactive backend was switched under it)."""
+    path, _ = recording
+    matplotlib.use("svg")
+    try:
+        plot_recording(path, tmp_path)
+        assert matplotlib.get_backend() == "svg"
+    finally:
+        matplotlib.use("Agg")
+
+
+def test_plot_refuses_a_missing_file_before_any_progress_output(tmp_path, capsys):
+    with pytest.raises(RecordingError, match=r"nothere.mcap: no such file"):
+        plot_recording(tmp_path / "nothere.mcap", tmp_path, progress=True)
+    assert capsys.readouterr().err == ""
 
 
 def test_load_recording_returns_every_frame_in_order(recording, layout):

@@ -45,12 +45,12 @@ def test_source_outputs_absent_before_metadata_then_equal_the_trackers(layout):
     bus = InProcessBus()
     source = TactileSource("tactile", CID, 5, layout.num_taxels, source=bus)
 
-    out = source.execute_pipeline({source.name: source.poll_tracker()})
+    out = source.execute_pipeline({})
     assert out[TactileSource.TAXEL_FORCES].is_none
     assert out[TactileSource.TACTILE_LAYOUT].is_none
 
     publisher = TactilePublisher(CID, layout.metadata, bus)  # publishes the metadata at start
-    out = source.execute_pipeline({source.name: source.poll_tracker()})
+    out = source.execute_pipeline({})
     assert out[TactileSource.TAXEL_FORCES].is_none, "no frame yet: forces stay absent"
     lay = out[TactileSource.TACTILE_LAYOUT]
     assert not lay.is_none
@@ -63,7 +63,7 @@ def test_source_outputs_absent_before_metadata_then_equal_the_trackers(layout):
 
     for k in range(3):
         publisher.publish(_frame(layout.num_taxels, k), sample_time_ns=1_000 + k)
-        out = source.execute_pipeline({source.name: source.poll_tracker()})
+        out = source.execute_pipeline({})
         forces = out[TactileSource.TAXEL_FORCES][0]
         tracked = source.get_tracker().get_data()
         assert forces.shape == (layout.num_taxels, 3) and forces.dtype == np.float32
@@ -73,23 +73,23 @@ def test_source_outputs_absent_before_metadata_then_equal_the_trackers(layout):
     publisher.close()
 
 
-def test_source_with_existing_tracker_and_replay_iteration_sees_every_frame(layout):
+def test_source_replay_stepping_emits_each_frame_once_in_order_then_absent(layout):
+    """step="replay": one recorded frame per graph run (Isaac Teleop's ReplaySession advances one
+    record per update), never the newest-only of live stepping; absent once all were emitted."""
     bus = InProcessBus()
     tracker = TactileTracker(CID, bus)
-    source = TactileSource("tactile", CID, 5, layout.num_taxels, tracker=tracker)
+    source = TactileSource("tactile", CID, 5, layout.num_taxels, tracker=tracker, step="replay")
     with TactilePublisher(CID, layout.metadata, bus) as publisher:
         for k in range(5):
             publisher.publish(_frame(layout.num_taxels, k), sample_time_ns=k)
-
-    class Finished:  # a finite source whose data has all arrived
-        finished = True
-
     seen = []
-    for frame, inputs in source.iter_replay_inputs(Finished()):
-        out = source.execute_pipeline({source.name: inputs})
-        np.testing.assert_array_equal(out[TactileSource.TAXEL_FORCES][0], frame.forces)
-        seen.append(frame.timestamp.sample_time_local_common_clock)
+    for k in range(5):
+        out = source.execute_pipeline({})
+        np.testing.assert_array_equal(out[TactileSource.TAXEL_FORCES][0], _frame(layout.num_taxels, k))
+        seen.append(source.last_frame.timestamp.sample_time_local_common_clock)
     assert seen == [0, 1, 2, 3, 4]
+    out = source.execute_pipeline({})
+    assert out[TactileSource.TAXEL_FORCES].is_none and not out[TactileSource.TACTILE_LAYOUT].is_none
 
 
 def test_source_count_mismatch_names_both_counts(layout):
@@ -97,7 +97,7 @@ def test_source_count_mismatch_names_both_counts(layout):
     source = TactileSource("tactile", CID, 5, 176, source=bus)
     TactilePublisher(CID, layout.metadata, bus)
     with pytest.raises(DataLayoutError) as info:
-        source.execute_pipeline({source.name: source.poll_tracker()})
+        source.execute_pipeline({})
     message = str(info.value)
     assert "num_taxels=176" in message and f"num_taxels={layout.num_taxels}" in message
     assert CID in message and "'tactile'" in message
@@ -107,8 +107,10 @@ def test_source_constructor_refuses_bad_arguments():
     bus = InProcessBus()
     with pytest.raises(ValueError, match="num_taxels must be a positive int"):
         TactileSource("t", CID, 5, 0, source=bus)
-    with pytest.raises(TypeError, match="exactly one of source= .* or tracker="):
-        TactileSource("t", CID, 5, 30)
+    with pytest.raises(TypeError, match="at most one of source= .* or tracker="):
+        TactileSource("t", CID, 5, 30, source=bus, tracker=TactileTracker(CID, bus))
+    with pytest.raises(ValueError, match="step must be one of"):
+        TactileSource("t", CID, 5, 30, source=bus, step="fast")
     with pytest.raises(TactileError, match="reads collection 'tactile/left'"):
         TactileSource("t", CID, 5, 30, tracker=TactileTracker("tactile/left", bus))
 
@@ -140,12 +142,12 @@ def test_pad_force_magnitude_is_the_norm_of_each_pads_resultant(layout):
     magnitude = PadForceMagnitude("pad_force", 5, layout.num_taxels)
     graph = magnitude.connect({PadForceMagnitude.TAXEL_FORCES: source.output(TactileSource.TAXEL_FORCES),
                                PadForceMagnitude.TACTILE_LAYOUT: source.output(TactileSource.TACTILE_LAYOUT)})
-    out = graph.execute_pipeline({source.name: source.poll_tracker()})
+    out = graph.execute_pipeline({})
     np.testing.assert_array_equal(out[PadForceMagnitude.FINGER_FORCE][0], np.zeros(5, np.float32))
 
     with TactilePublisher(CID, layout.metadata, bus) as publisher:
         publisher.publish(taxel_forces, sample_time_ns=1)
-    out = graph.execute_pipeline({source.name: source.poll_tracker()})
+    out = graph.execute_pipeline({})
     expected = layout.per_pad * np.linalg.norm(pad_forces, axis=1)
     np.testing.assert_allclose(out[PadForceMagnitude.FINGER_FORCE][0], expected, rtol=1e-5, atol=1e-6)
 
@@ -161,7 +163,7 @@ def test_graph_into_isaac_teleops_finger_power(layout):
     forces[layout.seg_of == 1, 2] = -0.5  # index pad: 6 taxels × 0.5 N along each normal
     with TactilePublisher(CID, layout.metadata, bus) as publisher:
         publisher.publish(forces, sample_time_ns=1)
-    powers = graph.execute_pipeline({source.name: source.poll_tracker()})["powers"][0]
+    powers = graph.execute_pipeline({})["powers"][0]
     resultant = np.linalg.norm(np.einsum("nij,nj->ni", layout.local_m[layout.seg_of == 1][:, :3, :3],
                                          forces[layout.seg_of == 1]).sum(axis=0))
     assert resultant < 3.0  # curvature: the normals are not parallel
@@ -226,7 +228,7 @@ def test_skinning_matches_the_core_lbs_and_rigid_transforms(layout):
     forces = _frame(layout.num_taxels, 7)
     with TactilePublisher(CID, layout.metadata, bus) as publisher:
         publisher.publish(forces, sample_time_ns=1)
-    out = graph.execute_pipeline({source.name: source.poll_tracker(), "hand": {"value": _hand_group(joint_m)}})
+    out = graph.execute_pipeline({"hand": {"value": _hand_group(joint_m)}})
     p_wrist = out["taxel_positions_wrist"][0]
     p_base = out["taxel_positions_base"][0]
     f_base = out["taxel_forces_base"][0]
@@ -255,7 +257,7 @@ def test_skinning_rebases_a_rotated_and_translated_wrist(layout):
     joint_m = {int(HandJoint.WRIST): T_BASE_WRIST}
     joint_m.update({int(j): T_BASE_WRIST @ layout.seg_m[k] for k, j in enumerate(DISTAL)})
     TactilePublisher(CID, layout.metadata, bus)
-    out = graph.execute_pipeline({source.name: source.poll_tracker(), "hand": {"value": _hand_group(joint_m)}})
+    out = graph.execute_pipeline({"hand": {"value": _hand_group(joint_m)}})
     bind = layout.taxel_m[:, :3, 3]
     np.testing.assert_allclose(out["taxel_positions_wrist"][0], bind, atol=1e-5)
     np.testing.assert_allclose(out["taxel_positions_base"][0], bind @ T_BASE_WRIST[:3, :3].T + T_BASE_WRIST[:3, 3],
@@ -269,11 +271,11 @@ def test_skinning_absent_inputs_and_invalid_wrist(layout):
     bus = InProcessBus()
     source, graph = _skinning_graph(layout, bus)
     joint_m = {int(HandJoint.WRIST): T_BASE_WRIST}
-    out = graph.execute_pipeline({source.name: source.poll_tracker(), "hand": {"value": _hand_group(joint_m)}})
+    out = graph.execute_pipeline({"hand": {"value": _hand_group(joint_m)}})
     assert all(out[k].is_none for k in ("taxel_positions_wrist", "taxel_positions_base", "taxel_forces_base"))
     with TactilePublisher(CID, layout.metadata, bus) as publisher:
         publisher.publish(_frame(layout.num_taxels, 1), sample_time_ns=1)
-    out = graph.execute_pipeline({source.name: source.poll_tracker(),
+    out = graph.execute_pipeline({
                                   "hand": {"value": _hand_group(joint_m, valid=False)}})
     assert all(out[k].is_none for k in ("taxel_positions_wrist", "taxel_positions_base", "taxel_forces_base"))
 
@@ -286,7 +288,7 @@ def test_skinning_blended_taxel_positions_blend_and_forces_refuse():
     joint_m = {int(HandJoint.WRIST): T_BASE_WRIST}
     joint_m.update({int(j): T_BASE_WRIST @ c for j, c in zip(DISTAL, bent)})
     TactilePublisher(CID, layout.metadata, bus)
-    out = graph.execute_pipeline({source.name: source.poll_tracker(), "hand": {"value": _hand_group(joint_m)}})
+    out = graph.execute_pipeline({"hand": {"value": _hand_group(joint_m)}})
     p = layout.taxel_m[4, :, 3]
     a, b = layout.seg_of[4], (layout.seg_of[4] + 1) % 5
     expected = 0.5 * (bent[a] @ np.linalg.inv(layout.seg_m[a]) @ p) + 0.5 * (bent[b] @ np.linalg.inv(layout.seg_m[b]) @ p)
@@ -295,7 +297,7 @@ def test_skinning_blended_taxel_positions_blend_and_forces_refuse():
     with TactilePublisher(CID, layout.metadata, bus) as publisher:
         publisher.publish(_frame(layout.num_taxels, 2), sample_time_ns=2)
     with pytest.raises(DataLayoutError, match="taxel 4 is blended"):
-        graph.execute_pipeline({source.name: source.poll_tracker(), "hand": {"value": _hand_group(joint_m)}})
+        graph.execute_pipeline({"hand": {"value": _hand_group(joint_m)}})
 
 
 def test_skinning_takes_isaac_teleops_own_hand_source(layout):
@@ -317,7 +319,7 @@ def test_skinning_takes_isaac_teleops_own_hand_source(layout):
     for key in ("deviceio_hand_left", "deviceio_hand_right"):
         inactive[key] = TensorGroup(DeviceIOHandPoseTracked())
         inactive[key][0] = None
-    out = graph.execute_pipeline({source.name: source.poll_tracker(), hands.name: inactive})
+    out = graph.execute_pipeline({hands.name: inactive})
     assert all(out[k].is_none for k in ("taxel_positions_wrist", "taxel_positions_base", "taxel_forces_base"))
 
 
@@ -329,15 +331,15 @@ def test_source_withholds_a_stale_frame_instead_of_repeating_it(layout):
     source = TactileSource("tactile", CID, 5, layout.num_taxels, source=bus, stale_after_s=0.05)
     publisher = TactilePublisher(CID, layout.metadata, bus)
     publisher.publish(_frame(layout.num_taxels, 1), sample_time_ns=1)
-    out = source.execute_pipeline({source.name: source.poll_tracker()})
+    out = source.execute_pipeline({})
     assert not out["taxel_forces"].is_none
-    out = source.execute_pipeline({source.name: source.poll_tracker()})  # no new frame, but fresh
+    out = source.execute_pipeline({})  # no new frame, but fresh
     np.testing.assert_array_equal(out["taxel_forces"][0], _frame(layout.num_taxels, 1))
     time.sleep(0.1)
-    out = source.execute_pipeline({source.name: source.poll_tracker()})
+    out = source.execute_pipeline({})
     assert out["taxel_forces"].is_none and not out["tactile_layout"].is_none
     publisher.publish(_frame(layout.num_taxels, 2), sample_time_ns=2)
-    out = source.execute_pipeline({source.name: source.poll_tracker()})
+    out = source.execute_pipeline({})
     np.testing.assert_array_equal(out["taxel_forces"][0], _frame(layout.num_taxels, 2))
     with pytest.raises(ValueError, match="stale_after_s must be None or > 0"):
         TactileSource("t", CID, 5, 30, source=bus, stale_after_s=0)

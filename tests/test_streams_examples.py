@@ -57,6 +57,42 @@ def test_feeder_and_consumer_two_processes(feeder):
     assert "made-up geometry and forces to exercise the transport" in err
 
 
+def test_the_feeder_is_a_producer_on_the_run_loop():
+    """The example's `SyntheticFeeder` is a plain `Producer`: on the package's run loop (in
+    process, paced to real time) a tracker adopts its 180-taxel layout and gets frames at its
+    rate, each pad pressed with 1–3 N in total along -z, a 10 % shear along x, none along y."""
+    import importlib.util
+    import time
+
+    import numpy as np
+
+    from wuji_tactile_device.producers.base import Producer, ProducerRunner
+    from wuji_tactile_device.streams.inproc import InProcessBus
+    from wuji_tactile_device.streams.tracker import TactileTracker
+
+    spec = importlib.util.spec_from_file_location("synthetic_feeder", FEEDER)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    feeder = example.SyntheticFeeder("tactile/right", rate_hz=200.0)
+    assert isinstance(feeder, Producer) and feeder.period_s == 0.005
+    bus = InProcessBus()
+    tracker = TactileTracker("tactile/right", bus)
+    t0 = time.monotonic()
+    with ProducerRunner(feeder, bus, speed=1.0) as runner:
+        counters = runner.run(max_frames=40, handle_signals=False)
+    elapsed = time.monotonic() - t0
+    frames = list(tracker.frames())
+    assert counters.published == len(frames) == 40 and elapsed >= 39 * 0.005
+    assert tracker.get_metadata().num_taxels == 180 and tracker.get_metadata().num_segments == 5
+    for f in frames:
+        per_pad = f.forces.reshape(5, 36, 3).astype(np.float64)
+        fz = per_pad[:, :, 2].sum(axis=1)
+        assert np.all((fz <= -0.99) & (fz >= -3.01)), fz
+        assert np.all(per_pad[:, :, 1] == 0)
+        ratio = per_pad[:, :, 0] / per_pad[:, :, 2]  # the same cos(0.5 t) / 10 on every taxel
+        assert np.ptp(ratio) < 1e-5 and abs(ratio[0, 0]) <= 0.1 + 1e-6
+
+
 def test_echo_shows_layout_frames_and_counters(feeder, capsys):
     endpoint, _ = feeder
     parser = argparse.ArgumentParser()

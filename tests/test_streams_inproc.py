@@ -402,7 +402,7 @@ def test_publisher_refuses_metadata_no_tracker_would_accept(bus):
 @pytest.mark.parametrize("mangle", [
     lambda b: b[: len(b) // 2],  # truncated
     lambda b: b"\xff" * len(b),  # garbage
-    lambda b: b[:4] + b"XXXX" + b[8:],  # wrong file identifier
+    lambda b: b[:4] + b"TMER" + b[8:],  # another contract type's identifier (identifier-less is legal)
     lambda b: b"",  # empty
 ])
 def test_malformed_data_raises_then_drop_policy_continues(bus, md, mangle):

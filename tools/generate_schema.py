@@ -27,6 +27,7 @@ SCHEMA_DIR = ROOT / "schema"
 OUT_DIR = ROOT / "wuji_tactile_device" / "generated"
 # One .fbs per root type; each yields one .bfbs with that root table.
 ROOT_SCHEMAS = (
+    "hand_pose.fbs",  # Isaac Teleop's core.HandPoseRecord (hand channels), not the tactile contract
     "tactile_array.fbs",
     "tactile_array_record.fbs",
     "tactile_metadata.fbs",

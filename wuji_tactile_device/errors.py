@@ -89,6 +89,19 @@ class FingerOfflineError(ProducerError):
         self.fingers = tuple(fingers)
 
 
+class DeviceTimeoutError(ProducerError):
+    """An SDK call did not answer within its bound (or the SDK reported its own timeout)."""
+
+
+class DeviceDisconnectedError(ProducerError):
+    """The connection to the hand is lost (stream or call failed with the SDK's Disconnected,
+    or the hand is no longer reachable); the producer reconnects by serial number."""
+
+
+class HandednessMismatchError(ProducerError):
+    """The hand connected reports another side than the one asked for."""
+
+
 class LayoutChangedError(DeviceFormatError):
     """A device revised a finger's sensor layout mid-session; the published metadata no longer
     describes its data, so the producer stops instead of publishing under the old layout."""

@@ -24,7 +24,7 @@ from wuji_tactile_device.errors import TactileError
 from wuji_tactile_device.contract.pads import FINGERS
 from wuji_tactile_device.hands.wuji_hand2 import TAXELS_PER_FINGER
 from wuji_tactile_device.recording import McapReplay
-from wuji_tactile_device.integrations.isaacteleop import PadForceMagnitude, TactileSource, graph_time_of
+from wuji_tactile_device.integrations.isaacteleop import PadForceMagnitude, TactileSource
 
 WUJI_HAND2_SEGMENTS = len(TAXELS_PER_FINGER)  # one distal segment per finger
 WUJI_HAND2_TAXELS = sum(TAXELS_PER_FINGER)  # 176
@@ -70,8 +70,14 @@ def main(argv: list[str] | None = None) -> int:
             print("finger power 0..1 per frame (time since the first frame):")
             print(f"{'t [s]':>8} " + " ".join(f"{f:>6}" for f in FINGERS))
             t0, peak, count = None, np.zeros(len(FINGERS)), 0
-            for frame, inputs in source.iter_replay_inputs(replay):
-                powers = graph.execute_pipeline({source.name: inputs}, graph_time_of(frame))["powers"][0]
+            while True:  # replay stepping: each run of the graph takes the next recorded frame
+                out = graph.execute_pipeline({})
+                frame = source.last_frame
+                if frame is None:
+                    if source.finished:
+                        break
+                    continue
+                powers = out["powers"][0]
                 t = frame.timestamp.sample_time_local_common_clock
                 t0 = t if t0 is None else t0
                 peak = np.maximum(peak, powers)

@@ -1,14 +1,9 @@
 #!/usr/bin/env python3
-"""Publish a synthetic tactile collection on Zenoh: metadata + force frames at a fixed rate.
+"""Publish a synthetic tactile collection on Zenoh (loopback by default): a `Producer` on the run loop.
 
 SYNTHETIC GEOMETRY — this feeder exercises the transport only. Its taxel layout (five flat 6×6
 grids, one per distal segment) and its forces (a pressing blob circling over each pad) are made up;
-they are not the Wuji Hand 2's pads or calibration. For the real hand use `wuji-tactile sim` or
-`wuji-tactile hw`.
-
-Usage (terminal 1; terminal 2 runs tracker_consumer.py):
-    python examples/tactile/synthetic_feeder.py [--collection tactile/right] [--rate 100] [--duration S]
-By default it uses the loopback-only Zenoh configuration (tcp/127.0.0.1:7447); see --help.
+they are not the Wuji Hand 2's pads or calibration. For the real hand use `wuji-tactile sim` or `hw`.
 """
 from __future__ import annotations
 
@@ -18,54 +13,51 @@ import time
 
 import numpy as np
 
-from wuji_tactile_device.errors import TactileError
-from wuji_tactile_device.contract import HandJoint
-from wuji_tactile_device.contract import TactileMetadata
-from wuji_tactile_device.streams.publisher import TactilePublisher
+from wuji_tactile_device.contract import HandJoint, TactileMetadata
+from wuji_tactile_device.producers.base import Frame, Producer, ProducerRunner
 from wuji_tactile_device.streams.zenoh_transport import ZenohTransport
 
 SEGMENTS = (HandJoint.THUMB_DISTAL, HandJoint.INDEX_DISTAL, HandJoint.MIDDLE_DISTAL, HandJoint.RING_DISTAL,
             HandJoint.LITTLE_DISTAL)
-GRID = 6  # taxels per side of each synthetic pad
-PITCH_M = 0.002
+GRID, PITCH_M = 6, 0.002  # 6×6 taxels per pad, 2 mm apart
+U, V = (a.ravel() for a in np.meshgrid(np.arange(GRID) - (GRID - 1) / 2, np.arange(GRID) - (GRID - 1) / 2, indexing="ij"))
 
 
 def synthetic_metadata() -> TactileMetadata:
-    """Five distal segments 20 mm apart along the wrist x axis, 100 mm toward the fingertips (-z);
-    on each, a flat GRID×GRID taxel grid on the +y face, taxel +Z = segment +Y (outward normal)."""
-    J = len(SEGMENTS)
+    """Five distal segments 20 mm apart along wrist x, 100 mm toward the fingertips (-z); on each a
+    flat grid 8 mm above the segment axis on its +y face, taxel +Z = segment +Y (outward normal)."""
+    J, P = len(SEGMENTS), GRID * GRID
     segment_poses = np.zeros((J, 7))
-    segment_poses[:, 0] = 0.02 * np.arange(J) - 0.04
-    segment_poses[:, 2] = -0.10
-    segment_poses[:, 6] = 1.0
-    u, v = np.meshgrid(np.arange(GRID) - (GRID - 1) / 2, np.arange(GRID) - (GRID - 1) / 2, indexing="ij")
-    per_pad = GRID * GRID
-    seg = np.repeat(np.arange(J), per_pad)
-    taxel_poses = np.zeros((J * per_pad, 7))
-    taxel_poses[:, 0] = segment_poses[seg, 0] + np.tile(u.ravel(), J) * PITCH_M
-    taxel_poses[:, 1] = 0.008  # pad surface 8 mm above the segment axis
-    taxel_poses[:, 2] = segment_poses[seg, 2] + np.tile(v.ravel(), J) * PITCH_M
-    taxel_poses[:, 3:7] = [-np.sqrt(0.5), 0.0, 0.0, np.sqrt(0.5)]  # -90° about x: taxel +Z = +Y
-    indices = np.zeros((J * per_pad, 4), dtype=np.int64)
-    indices[:, 0] = seg
-    weights = np.zeros((J * per_pad, 4))
-    weights[:, 0] = 1.0
-    return TactileMetadata(SEGMENTS, segment_poses, taxel_poses, indices, weights)
+    segment_poses[:, 0], segment_poses[:, 2], segment_poses[:, 6] = 0.02 * np.arange(J) - 0.04, -0.10, 1.0
+    seg = np.repeat(np.arange(J), P)
+    taxels = np.zeros((J * P, 7))
+    taxels[:, 0] = segment_poses[seg, 0] + np.tile(U, J) * PITCH_M
+    taxels[:, 1] = 0.008
+    taxels[:, 2] = segment_poses[seg, 2] + np.tile(V, J) * PITCH_M
+    taxels[:, 3:7] = [-np.sqrt(0.5), 0.0, 0.0, np.sqrt(0.5)]  # -90° about x: taxel +Z = +Y
+    indices, weights = np.zeros((J * P, 4), np.int64), np.zeros((J * P, 4))
+    indices[:, 0], weights[:, 0] = seg, 1.0
+    return TactileMetadata(SEGMENTS, segment_poses, taxels, indices, weights)
 
 
 def synthetic_forces(t: float, num_pads: int) -> np.ndarray:
-    """A Gaussian press circling on each pad, 1–3 N total per pad (phase-shifted per pad);
-    fz < 0 = pressing."""
-    u, v = np.meshgrid(np.arange(GRID) - (GRID - 1) / 2, np.arange(GRID) - (GRID - 1) / 2, indexing="ij")
+    """A Gaussian press circling on each pad, 1–3 N per pad (phase-shifted); fz < 0 = pressing."""
     phase = 2 * np.pi * (0.5 * t + np.arange(num_pads)[:, None] / num_pads)
-    cu, cv = 1.5 * np.cos(phase), 1.5 * np.sin(phase)
-    blob = np.exp(-((u.ravel() - cu) ** 2 + (v.ravel() - cv) ** 2) / 2.0)
+    blob = np.exp(-((U - 1.5 * np.cos(phase)) ** 2 + (V - 1.5 * np.sin(phase)) ** 2) / 2.0)
     total = 2.0 + np.sin(2 * np.pi * 0.25 * t + np.arange(num_pads))[:, None]  # [N]
-    fz = -total * blob / blob.sum(axis=1, keepdims=True)
-    forces = np.zeros((num_pads * GRID * GRID, 3), np.float32)
-    forces[:, 2] = fz.ravel()
-    forces[:, 0] = 0.1 * fz.ravel() * np.cos(0.5 * t)  # a little shear
-    return forces
+    fz = (-total * blob / blob.sum(axis=1, keepdims=True)).ravel()
+    return np.stack([0.1 * fz * np.cos(0.5 * t), np.zeros_like(fz), fz], axis=1).astype(np.float32)
+
+
+class SyntheticFeeder(Producer):
+    """The whole producer: a collection, its metadata, a period, and one frame per call."""
+
+    def __init__(self, collection_id: str, rate_hz: float):
+        self.collection_id, self.metadata, self.period_s = collection_id, synthetic_metadata(), 1.0 / rate_hz
+
+    def next_frame(self) -> Frame:
+        now = time.monotonic_ns()
+        return Frame(synthetic_forces(now / 1e9, len(SEGMENTS)), sample_time_ns=now)
 
 
 def main() -> int:
@@ -75,31 +67,14 @@ def main() -> int:
     parser.add_argument("--duration", type=float, help="stop after this many seconds (default: until Ctrl-C)")
     parser.add_argument("--zenoh", action="append", metavar="ENDPOINT", help="connect to this Zenoh endpoint")
     parser.add_argument("--zenoh-listen", action="append", metavar="ENDPOINT", help="listen on this Zenoh endpoint")
-    parser.add_argument("--zenoh-config", metavar="FILE", help="a Zenoh JSON5 configuration file")
     args = parser.parse_args()
-    print("synthetic feeder: made-up geometry and forces to exercise the transport — not the Wuji Hand's "
-          "calibration", file=sys.stderr)
-    metadata = synthetic_metadata()
-    try:
-        with ZenohTransport(args.zenoh_config, listen=args.zenoh_listen, connect=args.zenoh) as transport, \
-                TactilePublisher(args.collection, metadata, transport) as publisher:
-            print(f"publishing {args.collection!r}: {metadata.num_taxels} taxels on {metadata.num_segments} segments "
-                  f"at {args.rate:g} Hz (producer session {publisher.producer_session:016x}); Ctrl-C to stop",
-                  file=sys.stderr, flush=True)
-            period = 1.0 / args.rate
-            start = time.monotonic()
-            k = 0
-            while args.duration is None or time.monotonic() - start < args.duration:
-                now = time.monotonic_ns()
-                publisher.publish(synthetic_forces(now / 1e9, metadata.num_segments), sample_time_ns=now)
-                k += 1
-                time.sleep(max(0.0, start + k * period - time.monotonic()))
-            print(f"published {k} frames", file=sys.stderr)
-    except TactileError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("stopped", file=sys.stderr)
+    feeder = SyntheticFeeder(args.collection, args.rate)
+    print(f"synthetic feeder: made-up geometry and forces to exercise the transport — not the Wuji Hand's "
+          f"calibration; {args.collection!r} at {args.rate:g} Hz, Ctrl-C to stop", file=sys.stderr, flush=True)
+    with ZenohTransport(listen=args.zenoh_listen, connect=args.zenoh) as transport, \
+            ProducerRunner(feeder, transport, speed=1.0) as runner:  # real time; Ctrl-C / SIGTERM stop it
+        counters = runner.run(duration_s=args.duration)
+    print(f"published {counters.published} frames ({counters.stop_reason})", file=sys.stderr)
     return 0
 
 

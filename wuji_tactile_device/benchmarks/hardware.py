@@ -1,6 +1,6 @@
 """Hardware producer per-tick cost: five device frames (176 taxels, i16 with scale) → checked,
-assembled, decoded, unit/axis-mapped, encoded and published — against the bare `np.frombuffer`
-of the same bytes, measured interleaved in one run."""
+assembled, decoded, unit/axis-mapped, encoded and published by one `ProducerRunner.step()` of the
+run loop — against the bare `np.frombuffer` of the same bytes, measured interleaved in one run."""
 from __future__ import annotations
 
 import time
@@ -11,6 +11,7 @@ from ..contract import DeviceDataTimestamp, encode_tactile_record
 from ..producers.hardware.assembly import TickAssembler
 from ..producers.hardware.device import FingertipFrame, FingertipInfo, FingertipStatus
 from ..producers.emulated.emulator import EmulatedHand2
+from ..producers.base import ProducerRunner
 from ..producers.hardware.producer import HardwareConfig, HardwareProducer
 from ..hands.wuji_hand2 import FINGERS
 from ..streams.inproc import InProcessBus
@@ -20,8 +21,9 @@ PERIOD_US = 10_000
 
 
 class _ReplayDevice:
-    """A `FingertipDevice` whose every poll returns one tick of five fixed frames (bytes made by
-    the emulator from a random load), with fresh device timestamps and receive times."""
+    """A `FingertipDevice` whose poll returns one tick of five fixed frames (bytes made by the
+    emulator from a random load), with fresh device timestamps and receive times, once per
+    `arm()` (then nothing, as a real device between ticks)."""
 
     def __init__(self, emu: EmulatedHand2, forces: np.ndarray):
         self.serial_number = emu.serial_number
@@ -29,6 +31,10 @@ class _ReplayDevice:
         self.payloads = {f: emu.encode_frame(f, forces) for f in FINGERS}
         self._digests = {f: emu.pad(f).digest for f in FINGERS}
         self._seq = 0
+        self._armed = False
+
+    def arm(self) -> None:
+        self._armed = True
 
     def fingertip_info(self, finger: str) -> FingertipInfo:
         pad = self._emu.pad(finger)
@@ -44,6 +50,9 @@ class _ReplayDevice:
         pass
 
     def poll(self) -> list[FingertipFrame]:
+        if not self._armed:
+            return []
+        self._armed = False
         self._seq += 1
         ts, now = self._seq * PERIOD_US, time.monotonic_ns()
         return [FingertipFrame(f, self._seq, ts, self._digests[f], self.payloads[f], now) for f in FINGERS]
@@ -61,8 +70,13 @@ def run(quick: bool = False) -> Section:
     emu = EmulatedHand2("right")
     load = np.random.default_rng(6).normal(size=(176, 3)) * 0.8
     device = _ReplayDevice(emu, load)
-    producer = HardwareProducer(device, InProcessBus(), HardwareConfig(side="right", stale_after_s=3600.0,
-                                                                       metadata_period_s=3600.0))
+    producer = HardwareProducer(device, HardwareConfig(side="right", stale_after_s=3600.0))
+    runner = ProducerRunner(producer, InProcessBus(), metadata_period_s=3600.0)
+
+    def tick():
+        device.arm()
+        runner.step()
+
     payloads = [device.payloads[f] for f in FINGERS]
     formats = [producer._fingers[f] for f in FINGERS]
     out = np.empty((176, 3), dtype=np.float32)
@@ -88,16 +102,16 @@ def run(quick: bool = False) -> Section:
             np.frombuffer(data, dtype="<i2")
 
     t = compare({
-        "tick": producer.step,
+        "tick": tick,
         "decode": decode_only,
         "assemble": assemble_only,
         "encode": lambda: encode_tactile_record(out, ts),
         "floor": floor,
     }, number=number, repeat=repeat)
-    assert producer.published > 0 and producer.unavailable_fingers == ()
+    assert runner.counters.published > 0 and producer.unavailable_fingers == ()
     section.rows += [
         Row("whole tick: poll → check → decode → assemble → map → encode → publish", t["tick"] * 1e6, "µs",
-            "HardwareProducer.step(), in-process bus"),
+            "ProducerRunner.step() of a HardwareProducer, in-process bus"),
         Row("decode five frames (strided i16 read × scale)", t["decode"] * 1e6, "µs"),
         Row("assemble five frames by device timestamp", t["assemble"] * 1e6, "µs"),
         Row("encode the 176-taxel record", t["encode"] * 1e6, "µs"),

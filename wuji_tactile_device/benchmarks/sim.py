@@ -2,7 +2,8 @@
 
 - bare simulation: one output frame = ten 1 ms `mj_step` + `mj_forward` (the floor);
 - full producer: bare + contact extraction and distribution to 176 taxels + FlatBuffer encode +
-  publish on the in-process bus (a subscriber drains it);
+  publish on the in-process bus (a subscriber drains it), one `ProducerRunner.step()` of the run
+  loop (metadata timer, publish, producer hook, sinks) around a producer over that simulation;
 - full producer with the five 48×32 force images.
 
 All step the same simulation: the `press` scenario stopped at t = 8 s inside its hold, joint
@@ -21,28 +22,49 @@ from . import Row, Section, Target, compare
 
 
 def _hold_state_sim():
-    from ..producers.sim.producer import run_scenario
+    from ..producers.sim.producer import SimProducer
     from ..producers.sim.scenarios import PressScenario
 
-    holder = {}
+    producer = SimProducer(PressScenario(), max_frames=800)  # t = 8 s, inside the hold
+    while not producer.finished:
+        producer.next_frame()
+    return producer.sim
 
-    def grab(sim, reading):
-        holder["sim"] = sim
 
-    run_scenario(PressScenario(), max_frames=800, on_frame=grab)  # t = 8 s, inside the hold
-    return holder["sim"]
+def _hold_producer(sim, images: bool):
+    """The simulation stepped with its joint targets frozen, as a `Producer` (the frame a
+    `SimProducer` makes, without the scenario's control law)."""
+    from ..producers.base import Frame, Producer
+    from ..producers.sim.layout_metadata import sim_metadata
+
+    class Hold(Producer):
+        collection_id, metadata, period_s = "tactile/right", sim_metadata("right"), 0.01
+
+        def __init__(self):
+            self._frame = Frame(np.zeros((self.metadata.num_taxels, 3), np.float32), 0)
+
+        def next_frame(self):
+            sim.step_frame()
+            frame = self._frame
+            frame.forces, frame.sample_time_ns = sim.read(images=images).taxel_forces, sim.time_ns
+            return frame
+
+    return Hold()
 
 
 def run(quick: bool = False) -> Section:
+    from ..producers.base import ProducerRunner
     from ..producers.sim.layout_metadata import sim_metadata
     from ..streams.publisher import TactilePublisher
     from ..streams.inproc import InProcessBus
 
     sim = _hold_state_sim()
-    bare_sim = full_sim = img_sim = sim
+    bare_sim = full_sim = sim
     bus = InProcessBus()
     sub = bus.subscribe("tactile/right")
-    pubs = [TactilePublisher("tactile/right", sim_metadata("right"), bus) for _ in range(3)]
+    pubs = [TactilePublisher("tactile/right", sim_metadata("right"), bus)]
+    full_run = ProducerRunner(_hold_producer(sim, images=False), bus)
+    img_run = ProducerRunner(_hold_producer(sim, images=True), bus)
     start = full_sim.read()
     contacts = start.num_contacts
     held = start.taxel_forces.copy()
@@ -52,25 +74,21 @@ def run(quick: bool = False) -> Section:
 
     def publish_only():  # the same frame cost without the extraction: splits the overhead
         bare_sim.step_frame()
-        pubs[2].publish(held, sample_time_ns=bare_sim.time_ns)
+        pubs[0].publish(held, sample_time_ns=bare_sim.time_ns)
         sub.drain()
 
     def full():
-        full_sim.step_frame()
-        r = full_sim.read()
-        pubs[0].publish(r.taxel_forces, sample_time_ns=full_sim.time_ns)
+        full_run.step()
         sub.drain()
 
     def with_images():
-        img_sim.step_frame()
-        r = img_sim.read(images=True)
-        pubs[1].publish(r.taxel_forces, sample_time_ns=img_sim.time_ns)
+        img_run.step()
         sub.drain()
 
     number, repeat = (20, 5) if quick else (50, 15)
     t = compare({"bare": bare, "publish": publish_only, "full": full, "images": with_images},
                 number=number, repeat=repeat)
-    for p in pubs:
+    for p in (*pubs, full_run, img_run):
         p.close()
     # The measured state must still be the loaded hold: every pad pressed, as many contacts.
     end = full_sim.read()

@@ -1,8 +1,11 @@
 """`wuji-tactile`: one program, one subcommand per job.
 
 Each subcommand lives in `cli/cmd_<name>.py` and exposes `register(subparsers)`, which adds its
-parser and sets `run=<function(args) -> int>` as a default. User mistakes (any `TactileError`)
-print one line on stderr and exit 1, without a traceback; Ctrl-C exits 130.
+parser and sets `run=<function(args) -> int>` as a default; `common` holds what they share
+(transport and recording options, the one producer run path, safe shutdown). User mistakes (any
+`TactileError`) print one line on stderr and exit 1, without a traceback; Ctrl-C exits 130, and a
+producer command (`sim`, `hw`, `replay --publish`) stopped by SIGTERM exits 143, its recording
+finished.
 """
 from __future__ import annotations
 
@@ -13,7 +16,8 @@ import sys
 
 from ..errors import TactileError
 
-SUBCOMMANDS = ("sim", "hw", "record", "replay", "echo", "inspect", "validate", "recover", "plot", "bench")
+SUBCOMMANDS = ("sim", "hw", "record", "replay", "echo", "inspect", "validate", "recover", "plot", "view", "bench",
+               "router")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from ..errors import TactileError
-from .cmd_record import add_zenoh_arguments, open_zenoh
+from .common import add_zenoh_arguments, open_zenoh
 
 
 def register(subparsers) -> None:

@@ -9,14 +9,13 @@ pads' zero calibration.
 from __future__ import annotations
 
 import argparse
-import logging
+import os
 import re
-import signal
 import sys
 import time
 
 from ..errors import ProducerError
-from .cmd_record import add_zenoh_arguments, open_zenoh
+from .common import add_publish_arguments, add_recording_arguments, exit_code, run_producer, wants_zenoh
 
 FAULT_KINDS = ("offline", "stall", "truncated", "oversized", "duplicate", "revise", "jump")
 
@@ -28,7 +27,10 @@ def register(subparsers) -> None:
                     "the MuJoCo simulation, and publish its 176 fingertip taxels as the tactile contract. "
                     "Forces in newtons, taxel axes (+Z outward normal), force ON the taxel (a press gives fz < 0).")
     src = p.add_argument_group("device")
-    src.add_argument("--hand", choices=("right", "left"), default="right", help="hand side (default right)")
+    src.add_argument("--hand", choices=("right", "left"),
+                     help="hand side: connects to that hand, or checks the one given by --sn/--address "
+                          "(default: the side the hand reports; --emulate: right)")
+    src.add_argument("--list", action="store_true", help="list the Wuji Hand 2 devices found and exit")
     who = src.add_mutually_exclusive_group()
     who.add_argument("--address", metavar="A", help="connect by address (IP:port) instead of handedness")
     who.add_argument("--sn", metavar="S", help="connect by serial number instead of handedness")
@@ -61,18 +63,16 @@ def register(subparsers) -> None:
                            "layout for fingers whose format declares none")
     conv.add_argument("--assume-point-unit", choices=("N", "normalized"),
                       help="point unit for formats that declare none (otherwise refused)")
-    conv.add_argument("--sync-tolerance-ms", type=float, help="max device-time spread in one tick (default half a period)")
+    conv.add_argument("--sync-tolerance-ms", type=float,
+                      help="max device-time spread in one tick (default one tick period: fingers are paired "
+                           "by nearest sample within a period)")
     conv.add_argument("--stale-ms", type=float, help="silence after which a finger is unavailable (default 5 periods)")
     out = p.add_argument_group("output")
     out.add_argument("--collection", metavar="ID", help="collection id (default tactile/<hand>)")
-    out.add_argument("--publish", choices=("inproc", "zenoh"), default="inproc",
-                     help="inproc: this process only (default; use with --record); zenoh: publish on Zenoh "
-                          "(loopback unless configured)")
-    out.add_argument("--record", metavar="OUT.mcap", help="record the collection to an MCAP file, with the "
-                     "device's own per-finger resultants and temperatures on topic <collection>/device_resultants")
-    out.add_argument("--overwrite", action="store_true", help="replace the recording if it exists")
+    add_recording_arguments(out, ", with the device's own per-finger resultants and temperatures on topic "
+                                 "<collection>/device_resultants")
     out.add_argument("--duration", type=float, metavar="S", help="stop after S seconds (default: Ctrl-C; emulation: scenario length)")
-    add_zenoh_arguments(p)
+    add_publish_arguments(p)
     cal = p.add_argument_group("zero calibration")
     cal.add_argument("--calibrate-zero", action="store_true",
                      help="re-zero all five pads (they must be unloaded) and exit")
@@ -80,158 +80,117 @@ def register(subparsers) -> None:
     p.set_defaults(run=run)
 
 
-def _config(args):
+def _config(args, side: str):
     from ..producers.hardware import AxisMapping, HardwareConfig
 
     from ..producers.emulated import simulation_layout
 
-    fallback = simulation_layout(args.hand) if args.layout == "sim" else None
+    fallback = simulation_layout(side) if args.layout == "sim" else None
     return HardwareConfig(
-        side=args.hand, collection_id=args.collection, axis_mapping=AxisMapping.parse(args.axes, args.force_sign),
+        side=side, collection_id=args.collection, axis_mapping=AxisMapping.parse(args.axes, args.force_sign),
         full_scale_path=args.full_scale, fallback_layout=fallback, assume_point_unit=args.assume_point_unit,
         tolerance_us=None if args.sync_tolerance_ms is None else int(args.sync_tolerance_ms * 1000),
         stale_after_s=None if args.stale_ms is None else args.stale_ms / 1000)
 
 
 def _open_device(args):
+    """(device, emulator or None, side). The side is checked against what the hand reports (a
+    mismatch is refused) or, without --hand, taken from it."""
+    # The vendor SDK prints a telemetry notice unless told not to: silenced here, for this
+    # command, unless the user set the variable (library users choose for themselves).
+    os.environ.setdefault("WUJI_TELEMETRY_DISABLE", "1")
     from ..producers.emulated import EmulatedHand2
-    from ..producers.hardware import SdkFingertipDevice, connect_sdk_hand
+    from ..producers.emulated.emulator import EmulatedSdkManager
+    from ..producers.hardware import connect_sdk_hand, resolve_side
 
+    emu, manager = None, None
     if args.emulate:
         from ..producers.hardware import AxisMapping
-        emu = EmulatedHand2(args.hand, firmware=args.firmware, mounting=not args.no_placement,
+        emu = EmulatedHand2(args.hand or "right", firmware=args.firmware, mounting=not args.no_placement,
                             positions=not args.no_placement, axis_mapping=AxisMapping.parse(args.axes, args.force_sign))
-        return SdkFingertipDevice(emu), emu
-    return connect_sdk_hand(side=args.hand, sn=args.sn, address=args.address, timeout_ms=args.timeout_ms), None
+        manager = EmulatedSdkManager([emu])  # the same connect / reconnect path as a real hand
+        device = connect_sdk_hand(sn=emu.serial_number, side=args.hand, manager=manager, timeout_ms=args.timeout_ms)
+    else:
+        if not (args.sn or args.address or args.hand):
+            raise ProducerError("name the hand: --hand right|left, --sn SERIAL or --address IP:PORT "
+                                "(`wuji-tactile hw --list` shows the hands found)")
+        device = connect_sdk_hand(side=args.hand, sn=args.sn, address=args.address, timeout_ms=args.timeout_ms)
+    identity = getattr(device, "identity", None)
+    try:
+        side = resolve_side(args.hand, identity.side if identity is not None else None,
+                            serial_number=device.serial_number,
+                            source=(identity.side_source if identity is not None else "") or "handedness()")
+    except BaseException:
+        device.close()
+        raise
+    return device, emu, side
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.list:
+        return _list_hands()
     if args.calibrate_zero:
         return _calibrate(args)
-    if args.publish == "inproc" and not args.record and not (args.zenoh or args.zenoh_listen or args.zenoh_config):
+    if not args.record and not wants_zenoh(args):
         print("wuji-tactile hw: note: nothing leaves this process (no --record, --publish inproc)", file=sys.stderr)
     faults = [_parse_fault(f) for f in args.fault]
     if faults and not args.emulate:
         raise ProducerError("--fault needs --emulate (faults are injected into the emulated hand)")
-    device, emu = _open_device(args)
-    return _publish(args, device, emu, faults)
+    device, emu, side = _open_device(args)
+    return _publish(args, device, emu, side, faults)
 
 
-def _publish(args, device, emu, faults) -> int:
-    from tqdm import tqdm
+def _list_hands() -> int:
+    os.environ.setdefault("WUJI_TELEMETRY_DISABLE", "1")
+    from ..producers.hardware import scan_hands
 
-    from ..producers.hardware import HardwareProducer, ResultantRecorder
-    from ..streams.inproc import InProcessBus
-
-    transport = open_zenoh(args) if (args.publish == "zenoh" or args.zenoh or args.zenoh_listen or args.zenoh_config) \
-        else InProcessBus()
-    recorder = producer = None
-    bar = tqdm(desc="hw", unit=" frames", file=sys.stderr, mininterval=0.5)
-    previous_term = signal.signal(signal.SIGTERM, _raise_interrupt)
-    try:
-        config = _config(args)
-        _log_through(bar)
-        producer = HardwareProducer(device, transport, config)
-        if args.record:
-            from ..recording import McapRecorder
-            recorder = McapRecorder(args.record, overwrite=args.overwrite, file_metadata={
-                "producer_kind": "hardware-emulated" if emu is not None else "hardware",
-                "hand_side": args.hand, "collections": config.collection,
-                "device_serial_number": device.serial_number,
-                "axis_mapping": config.axis_mapping.describe(),
-                "layout_sources": ",".join(f"{k}={v}" for k, v in producer.layout_sources.items())})
-            recorder.add_collection(transport, config.collection)
-            producer.publisher.publish_metadata()  # the first one went out before the recorder listened
-            recorder.poll()
-            producer.on_tick = ResultantRecorder(recorder, config.collection)
-        source = "the emulated hand" if emu else f"hand {device.serial_number}"
-        layout = ", ".join(f"{k}: {v}" for k, v in producer.layout_sources.items())
-        bar.write(f"hw: publishing {config.collection}: {producer.num_taxels} taxels at {producer.rate_hz:g} Hz "
-                  f"from {source}; layout {layout}; axes: {config.axis_mapping.describe()}", file=sys.stderr)
-        try:
-            if emu is not None:
-                _drive_emulator(args, emu, producer, recorder, bar, faults)
-            else:
-                _drive_device(args, producer, recorder, bar)
-            if recorder is not None:  # a network transport delivers asynchronously: take the tail
-                time.sleep(0.1)
-                recorder.poll()
-        except KeyboardInterrupt:
-            pass
-    finally:
-        bar.close()
-        previous_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
-        try:
-            if recorder is not None:
-                recorder.close()
-            if producer is not None:
-                producer.close()  # closes the device too
-            else:
-                device.close()
-            transport.close()
-        finally:
-            signal.signal(signal.SIGINT, previous_int)
-            signal.signal(signal.SIGTERM, previous_term)
-    c = producer.counters()
-    lost = {k: sum(c[k].values()) for k in ("dropped", "lost", "late", "duplicate", "malformed", "digest_mismatch")}
-    print(f"hw: published {c['published']} frames; " + ", ".join(f"{k} {v}" for k, v in lost.items())
-          + f"; clock jumps {c['clock_jumps']}; info revisions {c['info_revisions']}; saturated "
-          f"{sum(c['saturated'].values())}" + (f"; wrote {args.record}" if args.record else ""), file=sys.stderr)
+    hands = scan_hands()
+    if not hands:
+        print("wuji-tactile hw: no Wuji Hand 2 found (USB or network)", file=sys.stderr)
+        return 0
+    for hand in hands:
+        print(hand.describe())
     return 0
 
 
-class _BarHandler(logging.Handler):
-    """Producer log records (finger unavailable / recovered, info revised, malformed frames) as
-    lines above the progress bar."""
+def _publish(args, device, emu, side: str, faults) -> int:
+    from ..producers.emulated.simulation import EmulatedHandProducer, simulation_forces
+    from ..producers.hardware import HardwareProducer
 
-    def __init__(self, bar):
-        super().__init__(logging.INFO)
-        self.bar = bar
+    try:
+        config = _config(args, side)
+        producer = HardwareProducer(device, config)
+    except BaseException:
+        device.close()
+        raise
+    duration, speed = args.duration, None
+    if emu is not None:
+        state: dict[int, str] = {}
 
-    def emit(self, record: logging.LogRecord) -> None:
-        self.bar.write(f"hw: {record.getMessage()}", file=sys.stderr)
+        def inject(emulator, t: float) -> None:
+            for k, fault in enumerate(faults):
+                _apply_fault(emulator, fault, t, state, k)
 
-
-def _log_through(bar) -> None:
-    logger = logging.getLogger("wuji_tactile_device.producers.hardware")
-    logger.handlers[:] = [_BarHandler(bar)]
-    logger.setLevel(logging.INFO)
-    logger.propagate = False
-
-
-def _drive_device(args, producer, recorder, bar) -> None:
-    end = None if args.duration is None else time.monotonic() + args.duration
-    while end is None or time.monotonic() < end:
-        n = producer.step()
-        if recorder is not None:
-            recorder.poll()
-        if n:
-            bar.update(n)
-        else:
-            time.sleep(0.001)
-
-
-def _drive_emulator(args, emu, producer, recorder, bar, faults) -> None:
-    from ..producers.emulated import simulation_forces
-
-    period = 1.0 / emu.rate_hz
-    start = time.monotonic()
-    state: dict[int, str] = {}
-    source = simulation_forces(args.hand, args.scenario, seed=args.seed, duration_s=args.duration,
-                               playback_file=args.joints, playback_rate=args.rate)
-    for i, forces in enumerate(source):
-        t = i * period
-        for k, fault in enumerate(faults):
-            _apply_fault(emu, fault, t, state, k)
-        if not args.fast:
-            delay = start + t - time.monotonic()
-            if delay > 0:
-                time.sleep(delay)
-        emu.emit(forces)
-        n = producer.step()
-        if recorder is not None:
-            recorder.poll()
-        bar.update(n)
+        source = simulation_forces(side, args.scenario, seed=args.seed, duration_s=args.duration,
+                                   playback_file=args.joints, playback_rate=args.rate)
+        producer = EmulatedHandProducer(emu, producer, source, before_tick=inject)
+        duration, speed = None, None if args.fast else 1.0  # the scenario's length (cut by --duration) ends it
+    hw = getattr(producer, "hardware", producer)
+    source_name = "the emulated hand" if emu else f"hand {device.serial_number}"
+    layout = ", ".join(f"{k}: {v}" for k, v in hw.layout_sources.items())
+    announce = (f"hw: publishing {config.collection}: {hw.num_taxels} taxels at {hw.rate_hz:g} Hz from {source_name}; "
+                f"layout {layout}; axes: {config.axis_mapping.describe()}")
+    run = run_producer(producer, args, desc="hw", duration_s=duration, speed=speed, announce=announce,
+                       log_name="wuji_tactile_device.producers.hardware", metadata_period_s=config.metadata_period_s)
+    c = hw.counters
+    lost = {k: sum(getattr(c, k).values()) for k in ("dropped", "lost", "late", "duplicate", "malformed",
+                                                     "digest_mismatch")}
+    print(f"hw: published {run.published} frames; " + ", ".join(f"{k} {v}" for k, v in lost.items())
+          + f"; superseded {sum(c.superseded.values())}; incomplete ticks {c.incomplete_ticks}"
+          + f"; clock jumps {c.clock_jumps}; info revisions {c.info_revisions}; saturated "
+          f"{sum(c.saturated.values())}; recoveries {c.recovery.get('recovered', 0)}, reconnects "
+          f"{c.link.get('reconnects', 0)}" + (f"; wrote {args.record}" if args.record else ""), file=sys.stderr)
+    return exit_code(run)
 
 
 _FAULT = re.compile(r"^(?P<kind>[a-z]+)(?::(?P<finger>[a-z]+))?@(?P<t0>\d+(?:\.\d*)?)(?:-(?P<t1>\d+(?:\.\d*)?))?$")
@@ -287,7 +246,7 @@ def _calibrate(args) -> int:
         if input("Are all five pads unloaded? [y/N] ").strip().lower() not in ("y", "yes"):
             print("wuji-tactile hw: zero calibration cancelled", file=sys.stderr)
             return 1
-    device, emu = _open_device(args)
+    device, emu, _side = _open_device(args)
     sleep = time.sleep
     if emu is not None:
         import numpy as np
@@ -296,10 +255,10 @@ def _calibrate(args) -> int:
         done = calibrate_zero(device, on_poll=lambda st: None, sleep=sleep)
     finally:
         device.close()
-    print("wuji-tactile hw: zero calibration done: " + ", ".join(f"{f} {t:.2f} s" for f, t in done.items()),
-          file=sys.stderr)
+    print(f"wuji-tactile hw: zero calibration done: {done.describe()}", file=sys.stderr)
+    if done.fallback:
+        print(f"wuji-tactile hw: warning: {', '.join(done.fallback)} never showed the Calibrating state; "
+              "accepted by the fallback rule (Ready after the fallback time) — check those pads' zero",
+              file=sys.stderr)
     return 0
 
-
-def _raise_interrupt(signum, frame) -> None:
-    raise KeyboardInterrupt

@@ -7,25 +7,8 @@ import signal
 import sys
 import time
 
-from ..errors import RecordingError, TransportError
-
-
-def add_zenoh_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options selecting the Zenoh session (shared by record and replay)."""
-    g = parser.add_argument_group("Zenoh (default: a peer session limited to this machine)")
-    g.add_argument("--zenoh", metavar="ENDPOINT", action="append", default=[],
-                   help="connect to this Zenoh endpoint, e.g. tcp/127.0.0.1:7447 (repeatable)")
-    g.add_argument("--zenoh-listen", metavar="ENDPOINT", action="append", default=[],
-                   help="listen on this Zenoh endpoint (repeatable)")
-    g.add_argument("--zenoh-config", metavar="FILE", help="a Zenoh JSON5 configuration file")
-
-
-def open_zenoh(args: argparse.Namespace):
-    try:
-        from ..streams.zenoh_transport import ZenohTransport
-    except ImportError as exc:
-        raise TransportError(f"the Zenoh transport is unavailable: {exc}") from exc
-    return ZenohTransport(args.zenoh_config, listen=args.zenoh_listen or None, connect=args.zenoh or None)
+from ..errors import RecordingError
+from .common import add_zenoh_arguments, open_zenoh, signals_ignored
 
 
 def parse_pairs(pairs: list[str]) -> dict[str, str]:
@@ -88,15 +71,13 @@ def run(args: argparse.Namespace) -> int:
         finally:
             bar.close()
     finally:
-        # A second Ctrl-C must not cut the summary in half: ignore it while finishing.
-        previous_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
-        try:
-            if recorder is not None:
-                recorder.close()
-            transport.close()
-        finally:
-            signal.signal(signal.SIGINT, previous_int)
-            signal.signal(signal.SIGTERM, previous_term)
+        signal.signal(signal.SIGTERM, previous_term)
+        with signals_ignored():  # a second Ctrl-C must not cut the summary in half
+            try:
+                if recorder is not None:
+                    recorder.close()
+            finally:
+                transport.close()
     c = recorder.counters
     print(f"wrote {args.output}: {c['written_data']} data and {c['written_metadata']} metadata records "
           f"({c['metadata_repeats_skipped']} metadata republishes not repeated)", file=sys.stderr)

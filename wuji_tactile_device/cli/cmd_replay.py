@@ -5,14 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
 from ..errors import RecordingError
-from ..streams.base import LivelinessChange, Message, Stream
-from .cmd_record import add_zenoh_arguments, open_zenoh
-
-METADATA_PERIOD_S = 1.0  # like TactilePublisher: late subscribers learn the layout within a second
+from .common import add_zenoh_arguments, exit_code, open_zenoh, run_producers
 
 
 def register(subparsers) -> None:
@@ -91,43 +89,20 @@ def _print(replay, args, t0: int) -> int:
 
 
 def _publish(replay, args) -> int:
-    """Forward the replay's events as producers would: one link per recorded producer session, and
-    (like a live publisher) the session's metadata repeated every METADATA_PERIOD_S for late joiners."""
+    """Each recorded collection as a producer on the shared run loop (`cli.common.run_producers`):
+    its frames published on Zenoh at the replay's pace under the recorded producer session, its
+    layout republished every second for late joiners."""
+    from ..producers.replay import ReplayProducer
+
     transport = open_zenoh(args)
-    subs = [replay.subscribe(cid) for cid in replay.collections]
-    links = {}
-    metadata = {}  # session key -> [payload, next sequence, last publication (monotonic s)]
-    sent = 0
     try:
-        while not replay.finished:
-            moved = False
-            for sub in subs:
-                for ev in sub.drain():
-                    moved = True
-                    if type(ev) is Message:
-                        key = (ev.collection_id, ev.producer_session)
-                        links[key].publish(ev.stream, ev.payload, ev.sequence)
-                        if ev.stream is Stream.METADATA:
-                            metadata[key] = [ev.payload, ev.sequence + 1, time.monotonic()]
-                        sent += 1
-                    elif isinstance(ev, LivelinessChange):
-                        key = (ev.collection_id, ev.producer_session)
-                        if ev.alive:
-                            links[key] = transport.open_producer(ev.collection_id, ev.producer_session)
-                        elif key in links:
-                            links.pop(key).close()
-                            metadata.pop(key, None)
-            now = time.monotonic()
-            for key, m in metadata.items():
-                if now - m[2] >= METADATA_PERIOD_S:
-                    links[key].publish(Stream.METADATA, m[0], m[1])
-                    m[1] += 1
-                    m[2] = now
-            if not moved:
-                time.sleep(0.001)
-    finally:
-        for link in links.values():
-            link.close()
+        producers = ReplayProducer.for_collections(replay, replay.collections)
+    except BaseException:
         transport.close()
-        print(f"published {sent} recorded messages", file=sys.stderr)
-    return 0
+        raise
+    runs = run_producers(producers, args, transport=transport, desc=f"replay {Path(args.input).name}")
+    records = sum(p.records for p in producers)
+    frames = sum(r.published for r in runs)
+    print(f"published {records} recorded messages ({records - frames} metadata layouts, {frames} data frames) of "
+          f"{', '.join(p.collection_id for p in producers)}", file=sys.stderr)
+    return exit_code(runs[0])

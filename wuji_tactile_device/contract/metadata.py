@@ -12,6 +12,9 @@ The four LBS arrays are declared ONCE, as the dataclass fields below (width, row
 schema field id in each field's `metadata`); `ARRAY_FIELDS` is derived from them, and the codec,
 validation, difference reporting, pads and the retargeting layout all iterate over it. Adding an
 array field = schema + regenerated code + one field here (+ a rule in validation if it needs one).
+
+Decoding accepts records written without a file identifier (as upstream writers do) by checking
+their structure instead; the rule is `records.root_table`'s.
 """
 from __future__ import annotations
 
@@ -25,7 +28,7 @@ from ..errors import DataLayoutError, InvalidMessageError, MetadataValidationErr
 from . import flatbuf
 from .joints import NUM_HAND_JOINTS, HandJoint
 from .naming import METADATA_FILE_IDENTIFIER, METADATA_RECORD_FILE_IDENTIFIER
-from .records import DeviceDataTimestamp, prepend_timestamp, read_timestamp, struct_vector, timestamp_values
+from .records import DeviceDataTimestamp, prepend_timestamp, read_timestamp, root_table, struct_vector, timestamp_values
 from .validation import validate_metadata
 
 # Selection values of the schema (tactile_metadata.fbs).
@@ -131,7 +134,7 @@ class TactileMetadata:
     def decode(cls, buf: bytes, *, max_size: int | None = None) -> "TactileMetadata":
         """Verify and decode a `TactileMetadata` FlatBuffer (rules are not validated here)."""
         n = flatbuf.check_size(buf, max_size, "TactileMetadata")
-        return read_metadata_table(buf, n, flatbuf.root(buf, n, METADATA_FILE_IDENTIFIER, "TactileMetadata"))
+        return read_metadata_table(buf, n, root_table(buf, n, METADATA_FILE_IDENTIFIER, "TactileMetadata"))
 
     def difference(self, other: "TactileMetadata") -> str:
         """Name the first field where `other` differs from this layout ('' when equal)."""
@@ -279,7 +282,7 @@ def encode_metadata_record(metadata: TactileMetadata, timestamp: DeviceDataTimes
 def decode_metadata_record(buf: bytes, *, max_size: int | None = None) -> MetadataRecord:
     """Verify and decode a `TactileMetadataRecord`. The metadata is not validated here."""
     n = flatbuf.check_size(buf, max_size, "TactileMetadataRecord")
-    rec = flatbuf.root(buf, n, METADATA_RECORD_FILE_IDENTIFIER, "TactileMetadataRecord")
+    rec = root_table(buf, n, METADATA_RECORD_FILE_IDENTIFIER, "TactileMetadataRecord")
     timestamp = read_timestamp(buf, rec)
     data = flatbuf.subtable(buf, n, rec, 0, "data")
     if data is None:

@@ -5,6 +5,14 @@ FlatBuffers builder's bytes and decode as verified, zero-copy numpy views; the s
 Hot paths (force records) write vectors in bulk and read them with one `np.frombuffer` after the
 bounds check in `flatbuf`; the generated per-element accessors are never used here.
 Forces are `(N, 3)` float32 newtons in each taxel's own axes (+Z outward normal).
+
+File identifiers (rule shared by every decoder of this package, `root_table`): this package writes
+each root type with its identifier (`TDAT`, `TDAR`, `TMET`, `TMER`), but upstream writers (Isaac
+Teleop's schemas declare none) may omit it. A buffer whose bytes 4–8 are the expected identifier
+is read as identified; one carrying ANOTHER of the four identifiers is refused (a record of the
+wrong type); any other bytes there mean "no identifier": the root offset is read from byte 0 and
+the buffer must pass the same full structural walk (root table, vtable, every field's bounds and
+alignment, required fields present) — structure, not the identifier, decides.
 """
 from __future__ import annotations
 
@@ -18,7 +26,8 @@ import numpy as np
 
 from ..errors import DataLayoutError, InvalidMessageError
 from . import flatbuf
-from .naming import DATA_FILE_IDENTIFIER, DATA_RECORD_FILE_IDENTIFIER, RECORD_FILE_IDENTIFIER, RECORD_ROOT, Stream
+from .naming import (DATA_FILE_IDENTIFIER, DATA_RECORD_FILE_IDENTIFIER, METADATA_FILE_IDENTIFIER,
+                     METADATA_RECORD_FILE_IDENTIFIER, RECORD_FILE_IDENTIFIER, RECORD_ROOT, Stream)
 
 #: Largest force record a tracker accepts by default [bytes]. A 176-taxel record is 2 184 B
 #: (176 × 12 B forces + 72 B of tables, timestamp and FlatBuffer overhead); 8 KiB leaves 3.75×
@@ -64,6 +73,16 @@ class TactileRecord(NamedTuple):
 
 
 _TIMESTAMP = struct.Struct("<qqq")
+_CONTRACT_IDENTIFIERS = frozenset((DATA_FILE_IDENTIFIER, DATA_RECORD_FILE_IDENTIFIER, METADATA_FILE_IDENTIFIER,
+                                   METADATA_RECORD_FILE_IDENTIFIER))
+
+
+def root_table(buf, n: int, identifier: bytes, what: str) -> flatbuf.Table:
+    """The verified root table of a buffer with or without its file identifier (rule in the
+    module doc). Raises `InvalidMessageError` for another contract type's identifier."""
+    if n >= 12 and buf[4:8] != identifier and bytes(buf[4:8]) not in _CONTRACT_IDENTIFIERS:
+        return flatbuf.table(buf, n, struct.unpack_from("<I", buf, 0)[0], f"{what} (no file identifier)")
+    return flatbuf.root(buf, n, identifier, what)
 _FORCE_SIZE = 12  # struct TaxelForce { fx, fy, fz: float }
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
@@ -218,7 +237,7 @@ def _forces_view(buf, n: int, data: flatbuf.Table) -> np.ndarray:
 def decode_tactile_data(buf: bytes, *, max_size: int | None = None) -> np.ndarray:
     """Verify and decode a `TactileDataArray`: `(N, 3)` float32 [N], a read-only view of `buf`."""
     n = flatbuf.check_size(buf, max_size, "TactileDataArray")
-    return _forces_view(buf, n, flatbuf.root(buf, n, DATA_FILE_IDENTIFIER, "TactileDataArray"))
+    return _forces_view(buf, n, root_table(buf, n, DATA_FILE_IDENTIFIER, "TactileDataArray"))
 
 
 def read_timestamp(buf, t: flatbuf.Table) -> DeviceDataTimestamp:
@@ -246,7 +265,7 @@ def decode_tactile_record(buf: bytes, *, max_size: int | None = None) -> Tactile
 
 def _decode_record_full(buf, n: int) -> TactileRecord:
     """The full bounds-checking walk of a data record (any FlatBuffers writer's layout)."""
-    rec = flatbuf.root(buf, n, DATA_RECORD_FILE_IDENTIFIER, "TactileDataArrayRecord")
+    rec = root_table(buf, n, DATA_RECORD_FILE_IDENTIFIER, "TactileDataArrayRecord")
     timestamp = read_timestamp(buf, rec)
     data = flatbuf.subtable(buf, n, rec, 0, "data")
     if data is None:
@@ -260,7 +279,7 @@ def peek_record_times(payload, stream: Stream) -> tuple[int, int]:
     the root, the identifier or the `timestamp` field is out of bounds, absent or of the other type."""
     what = RECORD_ROOT[stream]
     n = flatbuf.check_size(payload, None, what)
-    rec = flatbuf.root(payload, n, RECORD_FILE_IDENTIFIER[stream], what)
+    rec = root_table(payload, n, RECORD_FILE_IDENTIFIER[stream], what)
     pos = flatbuf.field(rec, 1, 24, 8, "timestamp")
     if not pos:
         raise InvalidMessageError(f"{what}.timestamp: required field is missing")

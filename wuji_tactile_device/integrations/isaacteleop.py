@@ -1,7 +1,9 @@
 """Isaac Teleop retargeting-graph nodes for tactile collections (optional extra `isaacteleop`).
 
-- `TactileSource(name, collection_id, num_segments, num_taxels, source=...)`: the graph's entry
-  point for one collection. It reads a `TactileTracker` (live transport or MCAP replay) and emits
+- `TactileSource(name, collection_id, num_segments, num_taxels)`: the graph's entry point for one
+  collection (default: live over the package's default Zenoh configuration; `source=` a transport
+  or an `McapReplay`, or `tracker=`). A leaf without graph inputs that reads its own
+  `TactileTracker` each run — so a `TeleopSession` runs it with no `external_inputs` — and emits
   `taxel_forces` `(num_taxels, 3)` float32 [N, taxel axes] and `tactile_layout` (segment joint
   ids, segment bind poses, taxel bind poses, segment indices, segment weights). Both outputs are
   `OptionalType`: absent (`is_none`) until the tracker has confirmed the collection's metadata
@@ -16,7 +18,8 @@
   `TactileVectorToFingerPower`.
 
 The engine is pure Python and runs without an XR runtime: build the graph with `connect()`, then
-per step `graph.execute_pipeline({source.name: source.poll_tracker()})`.
+per step `graph.execute_pipeline({...})` (the tactile source needs no entry), or hand the graph to
+an Isaac Teleop `TeleopSession` (`examples/tactile/teleop_session_replay.py`).
 """
 from __future__ import annotations
 
@@ -38,7 +41,7 @@ class MissingIsaacTeleopError(TactileError, ImportError):
 try:
     from isaacteleop.retargeting_engine.interface import (
         BaseRetargeter, ComputeContext, GraphTime, OptionalType, RetargeterIO, RetargeterIOType,
-        TensorGroup, TensorGroupType, TensorType)
+        TensorGroup, TensorGroupType)
     from isaacteleop.retargeting_engine.tensor_types import (
         DLDataType, HandInput, HandInputIndex, NDArrayType, TactileVector)
 except ImportError as _exc:  # the optional extra is missing
@@ -50,13 +53,12 @@ from ..contract import ARRAY_FIELDS, DEFAULT_MAX_FLATBUFFER_SIZE, HandJoint, Tac
 from ..contract.pads import NUM_PADS, pad_layout, pad_resultants
 from ..streams.tracker import TactileFrame, TactileTracker
 
-#: `TactileSource.poll_tracker` withholds the newest frame once no new one arrived for this long
+#: `TactileSource` (live stepping) withholds the newest frame once no new one arrived for this long
 #: [s]: ten periods of a 100 Hz producer.
 DEFAULT_STALE_AFTER_S = 0.1
 
 __all__ = [
-    "TactileSource", "TaxelSkinning", "PadForceMagnitude", "TactileSample", "TactileSampleType",
-    "TactileSampleInput", "TaxelForces", "TaxelPositions", "TactileLayout", "TactileLayoutIndex",
+    "TactileSource", "TaxelSkinning", "PadForceMagnitude", "TactileSample", "TaxelForces", "TaxelPositions", "TactileLayout", "TactileLayoutIndex",
     "layout_from_metadata", "graph_time_of", "MissingIsaacTeleopError", "DEFAULT_STALE_AFTER_S",
 ]
 
@@ -107,27 +109,11 @@ TactileLayoutIndex = IntEnum("TactileLayoutIndex", ["SEGMENT_JOINT_IDS", *(f.nam
 
 
 class TactileSample(NamedTuple):
-    """What `TactileSource` reads from its tracker in one step: the confirmed metadata (None
-    until confirmed) and the latest frame (None until one was delivered)."""
+    """What `TactileSource` emits in one step: the confirmed metadata (None until confirmed) and
+    the frame (None: none yet, stale, or the replay has ended)."""
 
     metadata: TactileMetadata | None
     frame: TactileFrame | None
-
-
-class TactileSampleType(TensorType):
-    """Graph input slot of `TactileSource`: a `TactileSample` (or None: nothing yet)."""
-
-    def _check_instance_compatibility(self, other: TensorType) -> bool:
-        return True
-
-    def validate_value(self, value: Any) -> None:
-        if value is not None and not isinstance(value, TactileSample):
-            raise TypeError(f"Expected TactileSample for '{self.name}', got {type(value).__name__}")
-
-
-def TactileSampleInput() -> TensorGroupType:
-    """The leaf input group of a `TactileSource`: one `TactileSampleType` slot."""
-    return TensorGroupType("tactile_sample", [TactileSampleType("tactile_sample")])
 
 
 def layout_from_metadata(metadata: TactileMetadata) -> tuple[np.ndarray, ...]:
@@ -152,63 +138,101 @@ def _check_counts(what: str, num_segments: int, num_taxels: int) -> None:
 # ============================================================================
 
 class TactileSource(BaseRetargeter):
-    """Source node: a `TactileTracker`'s confirmed layout and latest force frame as graph tensors.
+    """Source node: a tactile collection's confirmed layout and force frames as graph tensors.
 
-    Construct with `source=` (a transport or an `McapReplay`; the node creates its tracker) or
-    `tracker=` (an existing `TactileTracker` of the same collection). Each step, call
-    `poll_tracker()` and feed its result as this node's leaf input (forces turn absent when the
-    stream goes stale, see `stale_after_s`); for a replay, `iter_replay_inputs()` yields one input
-    per recorded frame instead.
+    `TactileSource(name, collection_id, num_segments, num_taxels)` reads the collection live from
+    the package's default Zenoh configuration (`streams.open_transport("zenoh")`, loopback unless
+    configured otherwise; the node owns and closes it). `source=` (a transport or an `McapReplay`;
+    the node creates its tracker) or `tracker=` (an existing `TactileTracker` of the collection)
+    choose another origin.
 
-    Inputs:
-        - `tactile_sample`: `TactileSampleType` (filled by `poll_tracker`).
+    The node has no graph inputs: it reads its tracker itself each time the graph runs, so an
+    Isaac Teleop `TeleopSession` runs it as a self-contained leaf — no `external_inputs`. (It
+    cannot be an `IDeviceIOSource`: Isaac Teleop's DeviceIO sessions accept only its native C++
+    trackers; see docs/retargeting.md.) Two ways of stepping, `step=`:
+
+    - `"live"` (default for transports): each run takes the newest frame; when no new frame has
+      arrived for `stale_after_s`, forces turn absent instead of repeating the last touch.
+    - `"replay"` (default for an `McapReplay` source): each run takes the NEXT recorded frame, one
+      per step, as Isaac Teleop's `ReplaySession` advances its trackers one record per
+      `update()`; a recording with one hand record per tactile frame stays in lockstep. After the
+      last frame, forces are absent and `finished` is True.
+
     Outputs (Optional; absent until the metadata is confirmed / the first frame arrived):
         - `taxel_forces`: `TaxelForces(num_taxels)` [N, taxel axes];
         - `tactile_layout`: `TactileLayout(num_segments, num_taxels)`.
+    `last_frame` is the frame the latest run emitted (its timestamp, sequence), or None.
     """
 
-    SAMPLE = "tactile_sample"
     TAXEL_FORCES = "taxel_forces"
     TACTILE_LAYOUT = "tactile_layout"
+    STEPS = ("live", "replay")
 
     def __init__(self, name: str, collection_id: str, num_segments: int, num_taxels: int, *,
-                 source: Any = None, tracker: TactileTracker | None = None,
+                 source: Any = None, tracker: TactileTracker | None = None, step: str | None = None,
                  max_flatbuffer_size: int = DEFAULT_MAX_FLATBUFFER_SIZE,
                  stale_after_s: float | None = DEFAULT_STALE_AFTER_S) -> None:
         _check_counts(f"TactileSource {name!r}", num_segments, num_taxels)
         if stale_after_s is not None and not (np.isfinite(stale_after_s) and stale_after_s > 0):
             raise ValueError(f"TactileSource {name!r}: stale_after_s must be None or > 0 [s], got {stale_after_s!r}")
+        if step is not None and step not in self.STEPS:
+            raise ValueError(f"TactileSource {name!r}: step must be one of {self.STEPS} or None, got {step!r}")
+        if source is not None and tracker is not None:
+            raise TypeError(f"TactileSource {name!r}: pass at most one of source= (transport or MCAP replay) "
+                            "or tracker= (a TactileTracker)")
         self._stale_after_ns = None if stale_after_s is None else int(stale_after_s * 1e9)
-        self._last_new_frame_ns: int | None = None  # local monotonic clock of the last poll that got one
+        self._last_new_frame_ns: int | None = None  # local monotonic clock of the last run that got one
         self._collection_id = validate_collection_id(collection_id)
         self._num_segments = int(num_segments)
         self._num_taxels = int(num_taxels)
-        if (source is None) == (tracker is None):
-            raise TypeError(f"TactileSource {name!r}: pass exactly one of source= (transport or "
-                            "MCAP replay) or tracker= (a TactileTracker)")
-        if tracker is None:
+        self._owned_transport = None
+        if tracker is not None:
+            if tracker.collection_id != collection_id:
+                raise TactileError(f"TactileSource {name!r}: tracker reads collection "
+                                   f"{tracker.collection_id!r}, not {collection_id!r}")
+        else:
+            if source is None:
+                from ..streams import open_transport
+                source = self._owned_transport = open_transport("zenoh")
             tracker = TactileTracker(collection_id, source, max_flatbuffer_size=max_flatbuffer_size)
-        elif tracker.collection_id != collection_id:
-            raise TactileError(f"TactileSource {name!r}: tracker reads collection "
-                               f"{tracker.collection_id!r}, not {collection_id!r}")
+        self._replay = source if source is not None and hasattr(source, "finished") else None
+        self._step = step or ("replay" if self._replay is not None else "live")
+        self._frames: Iterator[TactileFrame] | None = None
         self._tracker = tracker
         self._layout_of: tuple[TactileMetadata, tuple[np.ndarray, ...]] | None = None
+        self.last_frame: TactileFrame | None = None
         super().__init__(name)
 
     @property
     def collection_id(self) -> str:
         return self._collection_id
 
+    @property
+    def step(self) -> str:
+        """"live" or "replay" (see the class doc)."""
+        return self._step
+
+    @property
+    def finished(self) -> bool:
+        """Replay stepping: True once every recorded frame was emitted (never for live)."""
+        return self._step == "replay" and self._replay is not None and self._replay.finished and self.last_frame is None
+
     def get_tracker(self) -> TactileTracker:
         """The `TactileTracker` this node reads."""
         return self._tracker
 
-    def poll_tracker(self, deviceio_session: Any = None) -> RetargeterIO:
-        """Update the tracker and return this node's leaf input: live semantics, the newest frame.
-        When no new frame has arrived for `stale_after_s` (producer stopped, crashed or cut off),
-        the frame is withheld, so `taxel_forces` becomes absent instead of repeating the last touch
-        forever; the layout stays (it is static). `deviceio_session` is accepted for symmetry with
-        Isaac Teleop's sources and unused."""
+    def close(self) -> None:
+        """Close the tracker and the Zenoh transport the node opened itself (idempotent)."""
+        self._tracker.close()
+        if self._owned_transport is not None:
+            self._owned_transport.close()
+            self._owned_transport = None
+
+    def read_sample(self) -> TactileSample:
+        """Update the tracker and return what this step emits (called by every graph run)."""
+        if self._step == "replay":
+            self.last_frame = self._next_replay_frame()
+            return TactileSample(self._tracker.get_metadata(), self.last_frame)
         delivered = self._tracker.update()
         now = time.monotonic_ns()
         if delivered:
@@ -217,27 +241,23 @@ class TactileSource(BaseRetargeter):
         if self._stale_after_ns is not None and frame is not None and (
                 self._last_new_frame_ns is None or now - self._last_new_frame_ns > self._stale_after_ns):
             frame = None
-        return self.inputs_for(self._tracker.get_metadata(), frame)
+        self.last_frame = frame
+        return TactileSample(self._tracker.get_metadata(), frame)
 
-    def inputs_for(self, metadata: TactileMetadata | None, frame: TactileFrame | None) -> RetargeterIO:
-        """This node's leaf input for one given sample (for replay loops and tests)."""
-        group = TensorGroup(TactileSampleInput())
-        group[0] = TactileSample(metadata, frame)
-        return {self.SAMPLE: group}
-
-    def iter_replay_inputs(self, replay) -> Iterator[tuple[TactileFrame, RetargeterIO]]:
-        """Every frame of a finite source (an `McapReplay` with `.finished`), in order, as
-        `(frame, leaf input)`: the graph sees each recorded frame once, however fast it runs.
-        Use either this or `poll_tracker`, not both, on one node."""
-        while True:
-            finished = replay.finished
-            for frame in self._tracker.frames():
-                yield frame, self.inputs_for(self._tracker.get_metadata(), frame)
-            if finished:
-                return
+    def _next_replay_frame(self) -> TactileFrame | None:
+        """The next recorded frame, or None when none is available this step (end of the file,
+        or a paced replay whose next frame is not due yet)."""
+        for _ in range(2):  # the current drain, then one fresh drain
+            if self._frames is None:
+                self._frames = self._tracker.frames()
+            frame = next(self._frames, None)
+            if frame is not None:
+                return frame
+            self._frames = None
+        return None
 
     def input_spec(self) -> RetargeterIOType:
-        return {self.SAMPLE: TactileSampleInput()}
+        return {}
 
     def output_spec(self) -> RetargeterIOType:
         return {
@@ -257,10 +277,10 @@ class TactileSource(BaseRetargeter):
         return self._layout_of[1]
 
     def _compute_fn(self, inputs: RetargeterIO, outputs: RetargeterIO, context) -> None:
-        sample: TactileSample | None = inputs[self.SAMPLE][0]
+        sample = self.read_sample()
         forces_out = outputs[self.TAXEL_FORCES]
         layout_out = outputs[self.TACTILE_LAYOUT]
-        if sample is None or sample.metadata is None:
+        if sample.metadata is None:
             forces_out.set_none()
             layout_out.set_none()
             return

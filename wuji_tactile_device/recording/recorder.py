@@ -41,9 +41,11 @@ from ..contract.naming import (DATA_RECORD_SCHEMA_NAME, METADATA_RECORD_SCHEMA_N
 from ..contract.records import peek_record_times
 from ..streams.base import LivelinessChange, Message, Subscription, Transport
 from . import json_channel, naming
+from .clock_anchor import ANCHOR_PERIOD_S, CLOCK_ANCHOR_METADATA_NAME, anchor_metadata, sample_clock_anchor
 
 log = logging.getLogger(__name__)
 
+_ANCHOR_PERIOD_NS = int(ANCHOR_PERIOD_S * 1e9)
 _COMPRESSION = {"zstd": CompressionType.ZSTD, "lz4": CompressionType.LZ4, "none": CompressionType.NONE}
 
 #: Default chunk size [bytes of records]: a chunk is closed at this size even within a flush
@@ -102,6 +104,7 @@ class McapRecorder:
                                                               bfbs(RECORD_ROOT[Stream.METADATA])),
             }
             self._writer.add_metadata(naming.FILE_METADATA_NAME, meta)
+            self._last_anchor_ns = self._write_clock_anchor()
             self._file.flush()
         except OSError as exc:
             try:
@@ -117,6 +120,7 @@ class McapRecorder:
         self._contract_topics: set[str] = set()
         self._json_channels: dict[str, int] = {}  # auxiliary topic -> channel id
         self._json_topics: dict[int, str] = {}  # channel id -> auxiliary topic
+        self._flatbuffer_channels: set[int] = set()  # auxiliary channels of add_flatbuffer_channel
         # (collection, session) -> (payload digest, decoded layout or None), least recently used first
         self._last_metadata: OrderedDict[tuple[str, int], tuple[bytes, Any]] = OrderedDict()
         self._sessions: dict[str, set[int]] = {}  # collection -> producer sessions with a channel
@@ -131,7 +135,8 @@ class McapRecorder:
         #: written_json (messages on auxiliary channels), refused_samples (not recordable as received:
         #: negative timestamp, too many producer sessions).
         self.counters = {"written_data": 0, "written_metadata": 0, "metadata_repeats_skipped": 0,
-                         "unreadable_timestamp": 0, "liveliness_events": 0, "written_json": 0, "refused_samples": 0}
+                         "unreadable_timestamp": 0, "liveliness_events": 0, "written_json": 0,
+                         "written_flatbuffer": 0, "refused_samples": 0}
 
     # -- sources -------------------------------------------------------------------------------
     def add_collection(self, transport: Transport, collection_id: str) -> None:
@@ -198,7 +203,7 @@ class McapRecorder:
         else:
             topic = self._json_topics.get(channel)
             channel_id = channel if topic is not None else None
-        if channel_id is None:
+        if channel_id is None or channel_id in self._flatbuffer_channels:
             raise RecordingError(f"recording {self.path}: {channel!r} is not an auxiliary channel of this recorder "
                                  f"(open it with add_json_channel; open: {', '.join(self._json_channels) or 'none'})")
         if log_time_ns < 0 or publish_time_ns < 0:
@@ -210,6 +215,47 @@ class McapRecorder:
         except OSError as exc:
             raise RecordingError(f"cannot write to {self.path}: {exc.strerror or exc}") from exc
         self.counters["written_json"] += 1
+        self._pending += 1
+        self.maybe_flush()
+
+    def add_flatbuffer_channel(self, topic: str, schema_name: str, schema_bfbs: bytes, *,
+                               metadata: dict[str, str] | None = None) -> int:
+        """Open a non-contract FlatBuffers channel (encoding `flatbuffer`, its .bfbs as schema),
+        e.g. Isaac Teleop's hand pose channels (`recording.hand_channels`). Returns the channel
+        handle for `write_flatbuffer`. A topic already used by this recorder is refused."""
+        self._check_open()
+        if not isinstance(topic, str) or not topic:
+            raise RecordingError(f"recording {self.path}: auxiliary topic must be a non-empty str, got {topic!r}")
+        taken = topic in self._json_channels or topic in self._contract_topics or any(
+            topic in (stream_key(c, Stream.DATA), stream_key(c, Stream.METADATA)) for c in self._collections)
+        if taken:
+            raise RecordingError(f"recording {self.path}: topic {topic!r} is already recorded")
+        try:
+            schema_id = self._writer.register_schema(schema_name, naming.SCHEMA_ENCODING, schema_bfbs)
+            channel = self._writer.register_channel(topic, naming.MESSAGE_ENCODING, schema_id, dict(metadata or {}))
+        except OSError as exc:
+            raise RecordingError(f"cannot write to {self.path}: {exc.strerror or exc}") from exc
+        self._json_channels[topic] = channel  # one registry of auxiliary topics (JSON or FlatBuffers)
+        self._json_topics[channel] = topic
+        self._flatbuffer_channels.add(channel)
+        return channel
+
+    def write_flatbuffer(self, channel: int, payload: bytes, *, log_time_ns: int, publish_time_ns: int,
+                         sequence: int = 0) -> None:
+        """Write one already-encoded message on a channel from `add_flatbuffer_channel`. Times in
+        ns; flushes when the flush period has elapsed, like `poll()`."""
+        self._check_open()
+        if channel not in self._flatbuffer_channels:
+            raise RecordingError(f"recording {self.path}: {channel!r} is not a FlatBuffers channel of this recorder "
+                                 "(open it with add_flatbuffer_channel)")
+        if log_time_ns < 0 or publish_time_ns < 0:
+            raise RecordingError(f"topic {self._json_topics[channel]!r}: negative time ({log_time_ns}, "
+                                 f"{publish_time_ns}) cannot be an MCAP time")
+        try:
+            self._writer.add_message(channel, log_time_ns, payload, publish_time_ns, sequence & naming.SEQUENCE_MASK)
+        except OSError as exc:
+            raise RecordingError(f"cannot write to {self.path}: {exc.strerror or exc}") from exc
+        self.counters["written_flatbuffer"] += 1
         self._pending += 1
         self.maybe_flush()
 
@@ -340,9 +386,22 @@ class McapRecorder:
                     self.counters["refused_samples"])
 
     def maybe_flush(self) -> None:
-        """Flush if the flush period has elapsed since the last flush."""
-        if self._pending and time.monotonic_ns() - self._last_flush >= self._flush_period_ns:
+        """Flush if the flush period has elapsed since the last flush; write a clock anchor when
+        `ANCHOR_PERIOD_S` has elapsed since the last one."""
+        now = time.monotonic_ns()
+        if now - self._last_anchor_ns >= _ANCHOR_PERIOD_NS:
+            try:
+                self._last_anchor_ns = self._write_clock_anchor()
+            except OSError as exc:
+                raise RecordingError(f"cannot write to {self.path}: {exc.strerror or exc}") from exc
+        if self._pending and now - self._last_flush >= self._flush_period_ns:
             self.flush()
+
+    def _write_clock_anchor(self) -> int:
+        """Write a clock anchor metadata record (`recording.clock_anchor`); return its monotonic time."""
+        anchor = sample_clock_anchor()
+        self._writer.add_metadata(CLOCK_ANCHOR_METADATA_NAME, anchor_metadata(anchor))
+        return anchor.monotonic_ns
 
     def flush(self) -> None:
         """Close the open chunk and hand it to the OS (and to the disk with `fsync=True`)."""
@@ -365,6 +424,7 @@ class McapRecorder:
             sub.close()
         error = None
         try:
+            self._write_clock_anchor()  # brackets the end, for long recordings with a slewing clock
             self._writer.finish()
             self._file.flush()
             if self._fsync:

@@ -257,6 +257,48 @@ class McapReplay:
         for cid, ev, _, _ in self._events():
             yield cid, ev
 
+    def next_collection(self) -> str | None:
+        """As-fast-as-possible replays of several collections: the subscribed collection whose
+        next data frame comes first in log-time order (None when no frame is left). A consumer
+        that updates that collection's tracker each time sees every collection's frames strictly
+        in log-time order, whatever their rates (round-robin over trackers would alternate)."""
+        if self.speed is not None:
+            raise RecordingError("next_collection() is for replays with speed=None; a paced replay "
+                                 "delivers events when they are due")
+        best: tuple[int, str] | None = None
+        for cid, subs in self._subs.items():  # frames already moved to a queue come first
+            for s in subs:
+                for ev in s._q:
+                    if type(ev) is Message and ev.stream is Stream.DATA:
+                        if best is None or ev.receive_time_ns < best[0]:
+                            best = (ev.receive_time_ns, cid)
+                        break
+        if best is not None:
+            return best[1]
+        if self._gen is None:
+            if self._exhausted:
+                return None
+            self._gen = self._events()
+        while True:  # move non-frame events to their queues until the next frame is in view
+            item = self._peek
+            if item is None:
+                item = next(self._gen, None)
+                if item is None:
+                    self._exhausted = True
+                    return None
+                self._peek = item
+            cid, ev, t, pass_no = item
+            targets = self._subs.get(cid)
+            if targets and type(ev) is Message and ev.stream is Stream.DATA:
+                return cid
+            if targets and any(len(s._q) >= s.queue_limit for s in targets):
+                return cid  # that collection must be drained first
+            if pass_no != self._pass:
+                self._pass, self._t0_log = pass_no, t
+            for s in targets or ():
+                s._q.append(ev)
+            self._peek = None
+
     # -- the cursor ----------------------------------------------------------------------------
     def _pump(self, sub: "_ReplaySubscription", want: int | None) -> None:
         """Move events from the file to the subscription queues. As fast as possible: until `sub`

@@ -71,8 +71,9 @@ FILE_BUDGET_RATIO = 256
 #: A recorded tactile message costs ~180 compressed bytes (its timestamps alone do not compress).
 FILE_MIN_RECORDS = 200_000
 FILE_BYTES_PER_RECORD = 8
-#: File-level metadata records kept (this package writes 1–2; the rest are counted, not kept).
-MAX_METADATA_RECORDS = 1024
+#: File-level metadata records kept (this package writes 2 plus a clock anchor a minute: 16,384 is
+#: 11 days of recording); further ones are counted, not kept.
+MAX_METADATA_RECORDS = 16_384
 MAX_LISTED = 100  # damaged records described per file (all are counted)
 
 

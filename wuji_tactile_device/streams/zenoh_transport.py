@@ -84,15 +84,16 @@ def default_endpoints(port: int | None = None) -> tuple[list[str], list[str]]:
     return [f"tcp/127.0.0.1:{port}", "tcp/127.0.0.1:0"], [f"tcp/127.0.0.1:{port}"]
 
 
-def build_config(config: str | Path | dict | None = None, *, listen: list[str] | None = None,
-                 connect: list[str] | None = None) -> zenoh.Config:
-    """The Zenoh configuration a `ZenohTransport` opens with (see module doc for the rules)."""
+def load_config(config: str | Path | dict | None = None) -> zenoh.Config:
+    """A user's Zenoh configuration as given (JSON5 file path, JSON5 string or dict; None = Zenoh's
+    built-in defaults), with no defaults of this package applied. `TransportError` when invalid."""
     try:
         if config is None:
             cfg = zenoh.Config()
         elif isinstance(config, dict):
             cfg = zenoh.Config.from_json5(json.dumps(config))
-        elif isinstance(config, Path) or (isinstance(config, str) and os.path.isfile(config)):
+        elif isinstance(config, Path) or (isinstance(config, str) and not config.lstrip().startswith("{")):
+            # A string that is not a JSON5 object is a file path: report it missing as such.
             if not Path(config).is_file():
                 raise TransportError(f"zenoh config file {str(config)!r} does not exist")
             cfg = zenoh.Config.from_file(str(config))
@@ -102,10 +103,19 @@ def build_config(config: str | Path | dict | None = None, *, listen: list[str] |
             raise TransportError(f"zenoh config must be a file path, a JSON5 string or a dict, got {type(config).__name__}")
     except zenoh.ZError as exc:
         raise TransportError(f"invalid zenoh config {_describe(config)}: {exc}") from exc
+    return cfg
+
+
+def build_config(config: str | Path | dict | None = None, *, listen: list[str] | None = None,
+                 connect: list[str] | None = None) -> zenoh.Config:
+    """The Zenoh configuration a `ZenohTransport` opens with (see module doc for the rules)."""
+    cfg = load_config(config)
     vanilla = zenoh.Config()
     default_listen, default_connect = default_endpoints()
     listen_unset = cfg.get_json("listen/endpoints") == vanilla.get_json("listen/endpoints")
     connect_unset = cfg.get_json("connect/endpoints") == vanilla.get_json("connect/endpoints")
+    if json.loads(cfg.get_json("mode")) == "client":
+        listen_unset = False  # a Zenoh client never listens: it talks to its router only
     if listen is None and connect is None:
         if listen_unset:
             listen = default_listen

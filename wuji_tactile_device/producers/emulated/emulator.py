@@ -16,10 +16,26 @@ aggregate block (resultant [N] in the module axes, temperature [°C]).
 Fault injection: `set_online`, `set_sending` (stall), `revise_info` (mid-stream info revision, with
 or without a layout change), `desync_digest` (frames name an info the device never serves),
 `inject` (truncated / oversized / duplicate next frame), `jump_clock`.
+
+Behaviours of a real hand the producer must tolerate:
+- `set_timing(finger, phase_us=, rate_hz=, drift_ppm=, jitter_us=)`: each fingertip module samples
+  on its own clock — a phase offset (up to a period), another rate, a clock running fast or slow
+  (drift), timestamp jitter (uniform ±jitter_us, seeded);
+- `format_extras` / `temperature_unit`: firmware `format` JSON with keys this package does not
+  know and other unit spellings;
+- `fail_next(call, error, count)`: SDK calls that time out, fail, report a node offline or hang;
+- `lose_link()` / `restore_link()`: the hand drops off the network (every call and stream raises
+  the SDK's `WujiException`), and comes back to be reconnected through `EmulatedSdkManager`;
+- `reported_side`: a hand whose `handedness()` is not what the caller asked for.
+
+Identity and health as the SDK reports them: `serial_number`, `handedness().get()` ('left' /
+'right'), `hw_version().get()`, `info.firmware_version`, `joint_diagnostics().subscribe()` (one
+`JointDiagnosticsFrame` look-alike every `diagnostics_every` emits, with per-finger tactile link status).
 """
 from __future__ import annotations
 
 import json
+import time
 import zlib
 from collections import deque
 from dataclasses import dataclass
@@ -29,7 +45,8 @@ import numpy as np
 
 from ...contract.geometry import matrix_to_rpy
 from ...contract.joints import FINGERS
-from ..hardware.device import MODEL_STANDARD, MODEL_THUMB, STATE_CALIBRATING, STATE_READY, EmulatedNodeOfflineError, sdk_module
+from ..hardware.device import (MODEL_STANDARD, MODEL_THUMB, STATE_CALIBRATING, STATE_READY, EmulatedNodeOfflineError,
+                               EmulatedSdkError, sdk_module)
 from ..hardware.format import FIELD_TYPES, Mounting, build_format
 from ..hardware.layout_metadata import DEFAULT_AXIS_MAPPING, AxisMapping
 
@@ -81,6 +98,7 @@ class EmulatedSubscription:
         self._hand, self._finger = hand, finger
         self._queue: deque[EmulatedData] = deque(maxlen=limit)
         self.closed = False
+        self.dead = False  # the link was lost under it: every recv raises, as the SDK's does
         self.dtype = "FingertipSensorData"
 
     def _put(self, msg: EmulatedData) -> None:
@@ -89,6 +107,9 @@ class EmulatedSubscription:
     def recv(self) -> EmulatedData | None:
         if self.closed:
             raise RuntimeError(f"{self._finger}: subscription is closed")
+        if self.dead:
+            raise self._hand._sdk_error("disconnected", f"{self._finger} data stream")
+        self._hand._check(f"recv:{self._finger}")
         return self._queue.popleft() if self._queue else None
 
     def set_rate(self, frequency_hz: int) -> int:
@@ -138,6 +159,7 @@ class _DataResource:
         self._hand, self._finger = hand, finger
 
     def subscribe(self) -> EmulatedSubscription:
+        self._hand._check(f"subscribe:{self._finger}")
         sub = EmulatedSubscription(self._hand, self._finger, self._hand.queue_limit)
         self._hand._subs[self._finger].append(sub)
         return sub
@@ -146,6 +168,122 @@ class _DataResource:
         sub = EmulatedCallbackSubscription(self._hand, self._finger, callback, on_error)
         self._hand._subs[self._finger].append(sub)
         return sub
+
+
+class EmulatedHwVersion(NamedTuple):
+    major: int
+    minor: int
+    patch: int
+
+
+class EmulatedDeviceInfo(NamedTuple):
+    """`wuji_sdk.DeviceInfo` look-alike (`hand.info`)."""
+
+    serial_number: str
+    firmware_version: str
+
+
+class EmulatedStatusWord(NamedTuple):
+    ext_state: int
+    position_limit_active: bool
+    velocity_limit_active: bool
+    current_limit_active: bool
+
+
+class EmulatedJointDiagnosticsEntry(NamedTuple):
+    """`wuji_sdk.JointDiagnosticsEntry` look-alike."""
+
+    nid: int
+    status_word: EmulatedStatusWord
+    current: float
+    vbus_v_fb: float
+    mcu_temp_c_fb: float
+    error_code_current: int
+    comm_response_rate_pct: int
+    comm_timeout_total: int
+
+
+class EmulatedCommSummary(NamedTuple):
+    """`wuji_sdk.Hand2CommSummary` look-alike (the fields the health topic reads, and counters)."""
+
+    age_ms: int
+    tactile_online_mask: int
+    e2e_received: int
+    e2e_lost: int
+    rpc_timeouts: int
+    tactile_response_rate_pct: list
+    tactile_timeout_total: list
+    sdk_dropped: int
+
+
+class EmulatedJointDiagnosticsFrame(NamedTuple):
+    """`wuji_sdk.JointDiagnosticsFrame` look-alike: online joints only, looked up by `nid`."""
+
+    header: Any
+    num_joints: int
+    joints: list
+    comm: EmulatedCommSummary
+
+
+class EmulatedDiscoveredDevice(NamedTuple):
+    """`wuji_sdk.DiscoveredDevice` look-alike (plus `firmware_version`, which the SDK's has too)."""
+
+    sn: str
+    address: str
+    transport_type: str
+    device_type: Any
+    firmware_version: str
+
+
+class _DiagnosticsResource:
+    def __init__(self, hand: "EmulatedHand2"):
+        self._hand = hand
+
+    def subscribe(self) -> "EmulatedSubscription":
+        self._hand._check("subscribe:joint_diagnostics")
+        sub = EmulatedSubscription(self._hand, "joint_diagnostics", self._hand.queue_limit)
+        self._hand._subs.setdefault("joint_diagnostics", []).append(sub)
+        return sub
+
+
+class _Faults:
+    """Queued failures of named SDK calls: 'timeout' (the SDK's OperationTimeout), 'error' (any
+    other SDK failure), 'offline' (NodeOfflineError), 'hang' (the call blocks `hang_s`, then
+    answers — longer than the caller's own timeout)."""
+
+    KINDS = ("timeout", "error", "offline", "hang")
+
+    def __init__(self):
+        self._queued: dict[str, deque] = {}
+        self.fired: list[tuple[str, str]] = []
+
+    def add(self, call: str, error: str, count: int, hang_s: float) -> None:
+        if error not in self.KINDS:
+            raise ValueError(f"error must be one of {', '.join(self.KINDS)}, got {error!r}")
+        if count < 1:
+            raise ValueError(f"count must be ≥ 1, got {count}")
+        self._queued.setdefault(call, deque()).extend([(error, hang_s)] * count)
+
+    def take(self, call: str) -> tuple[str, float] | None:
+        for key in (call, call.split(":")[0]):
+            q = self._queued.get(key)
+            if q:
+                kind = q.popleft()
+                self.fired.append((call, kind[0]))
+                return kind
+        return None
+
+
+def _sdk_exception(kind: str, what: str) -> Exception:
+    sdk = sdk_module()
+    if kind == "offline":
+        cls = sdk.NodeOfflineError if sdk is not None else EmulatedNodeOfflineError
+        return cls(f"{what}: node is not connected")
+    cls = sdk.WujiException if sdk is not None else EmulatedSdkError
+    text = {"timeout": f"OperationTimeout: {what} timed out after 1000 ms",
+            "disconnected": f"Disconnected: {what}: device disconnected",
+            "not_found": f"DeviceNotFound: {what}"}.get(kind, f"Internal: {what} failed")
+    return cls(text)
 
 
 @dataclass
@@ -166,6 +304,11 @@ class _Pad:
     sending: bool = True
     inject: deque | None = None
     frame_digest: int | None = None  # fault: frames carry this digest instead of the info's
+    period_us: float = 10_000.0  # this module's own sampling period (its clock, drift included)
+    rate_hz: float = 100.0  # the rate its info announces (drift not included)
+    phase_us: float = 0.0
+    jitter_us: float = 0.0
+    next_us: float = 0.0  # nominal time of its next sample, emulator-internal clock
 
 
 class EmulatedHand2:
@@ -182,7 +325,11 @@ class EmulatedHand2:
                  positions: bool = True, axis_mapping: AxisMapping = DEFAULT_AXIS_MAPPING,
                  accessors: str = "named", full_scale=DEFAULT_FULL_SCALE, rate_hz: float = 100.0,
                  serial_number: str | None = None, start_time_us: int = 3_600_000_000, queue_limit: int = 256,
-                 calibration_ticks: int = 10, pad_taxels=None):
+                 calibration_ticks: int = 10, pad_taxels=None, reported_side: str | None = None,
+                 firmware_version: str | None = None, hw_version: tuple[int, int, int] = (2, 0, 1),
+                 format_extras: dict | None = None, field_extras: dict | None = None,
+                 temperature_unit: str = "C", diagnostics_every: int = 10, seed: int = 0,
+                 calibration_delay_ticks: int = 0):
         if firmware not in ("newton", "normalized"):
             raise ValueError(f"firmware must be 'newton' or 'normalized', got {firmware!r}")
         if accessors not in ("named", "indexed", "both"):
@@ -191,6 +338,21 @@ class EmulatedHand2:
             from ..sim.taxels import pad_taxels as sim_pad_taxels
             pad_taxels = sim_pad_taxels(side)
         self.side = side
+        #: What `handedness()` answers (a hand whose side is not the one asked for: wrong_side).
+        self.reported_side = reported_side or side
+        self.firmware_version = firmware_version or ("v2.3.1" if firmware == "newton" else "v2.4.0")
+        self.hw_version_triple = tuple(hw_version)
+        self.format_extras = dict(format_extras or {})
+        self.field_extras = dict(field_extras or {})
+        self.temperature_unit = temperature_unit
+        self.diagnostics_every = diagnostics_every
+        self.faults = _Faults()
+        self.link_up = True
+        self.connected = True
+        self.device_name = "emulated"
+        self._rng = np.random.default_rng(seed)
+        self._emits = 0
+        self._joint_errors: dict[int, int] = {}
         self.firmware = firmware
         self.rate_hz = float(rate_hz)
         self.serial_number = serial_number or ("EMUK0001" if side == "right" else "EMUJ0001")
@@ -220,10 +382,16 @@ class EmulatedHand2:
             start += n
         self.num_taxels = start
         self._time_us = int(start_time_us)
+        for pad in self._pads:
+            pad.rate_hz = self.rate_hz
+            pad.period_us = 1e6 / self.rate_hz
+            pad.next_us = self._time_us + pad.period_us
         self._clock_offset_us = 0
         self._baseline = np.zeros((start, 3))
         self._last_input = np.zeros((start, 3))
         self._calibrating = 0
+        self._calibration_delay = 0
+        self.calibration_delay_ticks = calibration_delay_ticks
         self.saturated_samples = 0  # device-side clipping (i16 range or normalized full scale)
         for i, pad in enumerate(self._pads):
             f = pad.finger
@@ -249,7 +417,12 @@ class EmulatedHand2:
             unit="N" if self.firmware == "newton" else "normalized", aggregate_scale=AGGREGATE_SCALE,
             temperature_scale=TEMPERATURE_SCALE, positions=pad.positions_module if self._declare_positions else None,
             mounting=mounting, aggregate_xyz=np.zeros(3) if self._declare_mounting else None)
-        pad.format_text = json.dumps(pad.format, separators=(",", ":"))
+        pad.format.update(self.format_extras)
+        for f in pad.format["point_fields"] + pad.format["aggregate_fields"]:
+            f.update(self.field_extras)
+            if f["name"] == "temperature":
+                f["unit"] = self.temperature_unit
+        pad.format_text = json.dumps(pad.format, separators=(",", ":"), ensure_ascii=False)
         # The real digest algorithm is not public; any function of the info content will do.
         pad.digest = zlib.crc32(f"{pad.revision}:{pad.format_text}".encode())
 
@@ -260,28 +433,120 @@ class EmulatedHand2:
 
     def _info(self, index: int) -> EmulatedInfo:
         pad = self._pads[index]
+        self._check(f"info:{pad.finger}")
         if not pad.online:
             raise self._offline_error(pad.finger)
         return EmulatedInfo(self._header(pad.seq, self.device_time_us, f"{self.side}_{pad.finger}_tip_sensor_frame"),
-                            pad.digest, "wuji-emulated-fingertip", 0, self.rate_hz, pad.format_text)
+                            pad.digest, "wuji-emulated-fingertip", 0, pad.rate_hz, pad.format_text)
 
     def _status(self, index: int) -> EmulatedStatus:
         pad = self._pads[index]
+        self._check(f"status:{pad.finger}")
         if not pad.online:
             raise self._offline_error(pad.finger)
+        calibrating = self._calibrating and not self._calibration_delay
         return EmulatedStatus(MODEL_THUMB if pad.finger == "thumb" else MODEL_STANDARD,
-                              STATE_CALIBRATING if self._calibrating else STATE_READY)
+                              STATE_CALIBRATING if calibrating else STATE_READY)
 
     def fingertip_online(self) -> list[bool]:
+        self._check("fingertip_online")
         return [p.online for p in self._pads]
 
     def calibrate_fingertip(self) -> None:
         """Zero-baseline calibration of all pads: whatever load is on them now becomes zero
         (after `calibration_ticks` frames in the Calibrating state)."""
+        self._check("calibrate_fingertip")
         off = [p.finger for p in self._pads if not p.online]
         if off:
             raise self._offline_error(off[0])
+        self._calibration_delay = self.calibration_delay_ticks
         self._calibrating = self.calibration_ticks
+        if self.calibration_ticks == 0:  # firmware too quick for any status read to see Calibrating
+            self._baseline = self._last_input.copy()
+
+    # ----- identity (as the SDK's WujiHand2 reports it) -----
+    def handedness(self) -> _Getter:
+        """`hand.handedness()` → accessor whose `get()` answers 'left' or 'right'."""
+        return _Getter(lambda: (self._check("handedness"), self.reported_side)[1])
+
+    def hw_version(self) -> _Getter:
+        sdk = sdk_module()
+        cls = sdk.HwVersion if sdk is not None else EmulatedHwVersion
+        return _Getter(lambda: (self._check("hw_version"), cls(*self.hw_version_triple))[1])
+
+    @property
+    def info(self) -> EmulatedDeviceInfo:
+        return EmulatedDeviceInfo(self.serial_number, self.firmware_version)
+
+    @property
+    def is_connected(self) -> bool:
+        return self.connected and self.link_up
+
+    def disconnect(self) -> None:
+        self.connected = False
+        for subs in self._subs.values():
+            for sub in list(subs):
+                sub.dead = True
+        self._subs = {k: [] for k in self._subs}
+
+    def joint_diagnostics(self) -> _DiagnosticsResource:
+        return _DiagnosticsResource(self)
+
+    def set_joint_error(self, joint_index: int, code: int) -> None:
+        """A joint reports an active fault code in its diagnostics (0 clears it)."""
+        self._joint_errors[int(joint_index)] = int(code)
+
+    # ----- behaviours of a real hand -----
+    def set_timing(self, finger: str, *, phase_us: float | None = None, rate_hz: float | None = None,
+                   drift_ppm: float = 0.0, jitter_us: float = 0.0) -> None:
+        """The finger's module samples at `rate_hz` (default the hand's) on a clock `drift_ppm`
+        fast (> 0) or slow, `phase_us` after the hand's tick (0 ≤ phase < one period), with its
+        timestamps jittered uniformly by ±`jitter_us` (< half a period)."""
+        pad = self.pad(finger)
+        rate = self.rate_hz if rate_hz is None else float(rate_hz)
+        if not rate > 0:
+            raise ValueError(f"rate_hz must be > 0, got {rate_hz}")
+        period = 1e6 / rate / (1.0 + drift_ppm * 1e-6)
+        if not 0 <= jitter_us < period / 2:
+            raise ValueError(f"jitter_us must be in [0, {period / 2:.0f}) µs, got {jitter_us}")
+        if phase_us is not None:
+            if not 0 <= phase_us < period:
+                raise ValueError(f"phase_us must be in [0, {period:.0f}) µs, got {phase_us}")
+            pad.next_us = pad.next_us - pad.phase_us + phase_us
+            pad.phase_us = float(phase_us)
+        pad.period_us = period
+        pad.rate_hz = rate
+        pad.jitter_us = float(jitter_us)
+
+    def fail_next(self, call: str, error: str = "timeout", *, count: int = 1, hang_s: float = 0.5) -> None:
+        """The next `count` calls of `call` fail: 'fingertip_online', 'calibrate_fingertip',
+        'handedness', 'hw_version', 'info[:finger]', 'status[:finger]', 'subscribe[:finger]',
+        'recv[:finger]'; `error` in 'timeout', 'error', 'offline', 'hang'."""
+        self.faults.add(call, error, count, hang_s)
+
+    def lose_link(self) -> None:
+        """The hand drops off the network: every call and stream raises the SDK's Disconnected
+        error until `restore_link()` and a new connection (`EmulatedSdkManager.connect`)."""
+        self.link_up = False
+        self.disconnect()
+
+    def restore_link(self) -> None:
+        self.link_up = True
+
+    def _sdk_error(self, kind: str, what: str) -> Exception:
+        return _sdk_exception(kind, f"{what} of hand {self.serial_number}")
+
+    def _check(self, call: str) -> None:
+        if not (self.link_up and self.connected):
+            raise self._sdk_error("disconnected", call)
+        fault = self.faults.take(call)
+        if fault is None:
+            return
+        kind, hang_s = fault
+        if kind == "hang":
+            time.sleep(hang_s)
+            return
+        raise self._sdk_error(kind, call)
 
     # ----- fault injection -----
     def pad(self, finger: str) -> _Pad:
@@ -367,9 +632,10 @@ class EmulatedHand2:
         return points.tobytes() + agg.tobytes()
 
     def emit(self, forces: np.ndarray, *, device_time_us: int | None = None) -> None:
-        """One device tick: contract forces (N, 3) [N] (e.g. the simulation's taxel forces) become
-        one frame per online, sending finger in every subscription. Device time advances by one
-        period unless `device_time_us` is given."""
+        """One hand tick: the device clock advances by one period (or to `device_time_us`) and
+        every online, sending finger delivers the samples its own clock took meanwhile (one,
+        unless `set_timing` made it drift, run at another rate or start later), each sensing
+        `forces` (176, 3) [N, contract axes] (e.g. the simulation's taxel forces)."""
         forces = np.asarray(forces, dtype=np.float64)
         if forces.shape != (self.num_taxels, 3):
             raise ValueError(f"emit: forces must be ({self.num_taxels}, 3), got {forces.shape}")
@@ -378,28 +644,58 @@ class EmulatedHand2:
         else:
             self._time_us = int(device_time_us)
         self._last_input = forces
-        if self._calibrating:
+        if self._calibration_delay:
+            self._calibration_delay -= 1
+        elif self._calibrating:
             self._calibrating -= 1
             if self._calibrating == 0:
                 self._baseline = forces.copy()
         loaded = forces - self._baseline
+        now = self._time_us
         for pad in self._pads:
-            if not (pad.online and pad.sending):
-                continue
-            data = self.encode_frame(pad.finger, loaded)
-            faults = pad.inject
-            fault = faults.popleft() if faults else None
-            if fault == "truncated":
-                data = data[:-1]
-            elif fault == "oversized":
-                data = data + b"\x00"
-            header = self._header(pad.seq, self.device_time_us, f"{self.side}_{pad.finger}_tip_sensor_frame")
-            msg = EmulatedData(header, pad.digest if pad.frame_digest is None else pad.frame_digest, data)
-            for sub in self._subs[pad.finger]:
+            while pad.next_us <= now:
+                t = pad.next_us
+                pad.next_us += pad.period_us
+                if pad.jitter_us:
+                    t += self._rng.uniform(-pad.jitter_us, pad.jitter_us)
+                if pad.online and pad.sending and self.link_up:
+                    self._send(pad, loaded, int(round(t)) + self._clock_offset_us)
+        self._emits += 1
+        if self.diagnostics_every and self._emits % self.diagnostics_every == 0 and self.link_up:
+            diag = self.joint_diagnostics_frame()
+            for sub in self._subs.get("joint_diagnostics", []):
+                sub._put(diag)
+
+    def _send(self, pad: _Pad, loaded: np.ndarray, timestamp_us: int) -> None:
+        data = self.encode_frame(pad.finger, loaded)
+        faults = pad.inject
+        fault = faults.popleft() if faults else None
+        if fault == "truncated":
+            data = data[:-1]
+        elif fault == "oversized":
+            data = data + b"\x00"
+        header = self._header(pad.seq, timestamp_us, f"{self.side}_{pad.finger}_tip_sensor_frame")
+        msg = EmulatedData(header, pad.digest if pad.frame_digest is None else pad.frame_digest, data)
+        for sub in self._subs[pad.finger]:
+            sub._put(msg)
+            if fault == "duplicate":
                 sub._put(msg)
-                if fault == "duplicate":
-                    sub._put(msg)
-            pad.seq = (pad.seq + 1) % (1 << 32)
+        pad.seq = (pad.seq + 1) % (1 << 32)
+
+    def joint_diagnostics_frame(self) -> EmulatedJointDiagnosticsFrame:
+        """The hand's joint diagnostics now: 20 joints (nid = bus·5 + node, node 1..4) with
+        temperature, current, bus voltage and fault code, and the tactile link summary."""
+        joints = []
+        for j in range(20):
+            bus, node = divmod(j, 4)
+            joints.append(EmulatedJointDiagnosticsEntry(
+                bus * 5 + node + 1, EmulatedStatusWord(3, False, False, False), 0.05 + 0.01 * node, 24.0,
+                38.0 + 0.5 * bus + 0.1 * node, self._joint_errors.get(j, 0), 100, 0))
+        online = [p.online for p in self._pads]
+        comm = EmulatedCommSummary(0, sum(1 << i for i, ok in enumerate(online) if ok), self._emits, 0, 0,
+                                   [100 if ok else 0 for ok in online],
+                                   [0 if ok else self._emits for ok in online], 0)
+        return EmulatedJointDiagnosticsFrame(self._header(self._emits, self.device_time_us, "hand"), 20, joints, comm)
 
     def quantisation_step(self) -> np.ndarray:
         """(N, 3) largest decode error [N] per contract component: half a raw step (× full scale in
@@ -412,3 +708,69 @@ class EmulatedHand2:
                 s = s * self.full_scale
             step[pad.taxels] = np.abs(self._map) @ s
         return step
+
+
+class EmulatedSdkManager:
+    """`wuji_sdk.SdkManager` look-alike over emulated hands on an emulated LAN: `scan()` lists
+    the hands whose link is up; `connect(sn= | address= | handedness=, device_name=, options=)`
+    connects one (handedness by the SDK's serial-number convention, SN[3] 'J' left / 'K' right).
+    A `device_name` already held by a connected hand is refused, as a path-routing alias must be
+    unique. `fail_next('scan' | 'connect', error, count)` injects failures."""
+
+    def __init__(self, hands: list[EmulatedHand2]):
+        self.hands = list(hands)
+        self.faults = _Faults()
+        self.connects = 0
+        for i, hand in enumerate(self.hands):
+            hand.address = getattr(hand, "address", None) or f"192.168.1.{50 + i}:8000"
+            hand.connected = False
+
+    def fail_next(self, call: str, error: str = "timeout", *, count: int = 1, hang_s: float = 0.5) -> None:
+        self.faults.add(call, error, count, hang_s)
+
+    def _fault(self, call: str) -> None:
+        fault = self.faults.take(call)
+        if fault is None:
+            return
+        if fault[0] == "hang":
+            time.sleep(fault[1])
+            return
+        raise _sdk_exception(fault[0], call)
+
+    def scan(self) -> list[EmulatedDiscoveredDevice]:
+        self._fault("scan")
+        sdk = sdk_module()
+        kind = sdk.DeviceType.WujiHand2 if sdk is not None else "WujiHand2"
+        return [EmulatedDiscoveredDevice(h.serial_number, h.address, "Udp", kind, h.firmware_version)
+                for h in self.hands if h.link_up]
+
+    def connect(self, *, sn: str | None = None, address: str | None = None, handedness: Any = None,
+                device_name: str, options: Any = None) -> EmulatedHand2:
+        if sum(x is not None for x in (sn, address, handedness)) != 1:
+            raise _sdk_exception("error", "connect: exactly one of sn / address / handedness must be given")
+        if not device_name or "/" in device_name or "." in device_name:
+            raise _sdk_exception("error", f"connect: invalid device_name {device_name!r}")
+        self._fault("connect")
+        visible = [h for h in self.hands if h.link_up]
+        if sn is not None:
+            match = [h for h in visible if h.serial_number == sn]
+        elif address is not None:
+            match = [h for h in visible if h.address == address]
+        else:
+            letter = "K" if str(handedness).lower().endswith("right") else "J"
+            match = [h for h in visible if len(h.serial_number) > 3 and h.serial_number[3] == letter]
+        if len(match) != 1:
+            raise _sdk_exception("not_found", f"connect: {len(match)} devices match "
+                                 f"{sn or address or handedness!s}")
+        hand = match[0]
+        clash = [h for h in self.hands if h is not hand and h.connected and h.device_name == device_name]
+        if clash:
+            raise _sdk_exception("error", f"connect: device_name {device_name!r} is already in use by "
+                                 f"{clash[0].serial_number}")
+        hand.connected = True
+        hand.device_name = device_name
+        self.connects += 1
+        return hand
+
+    def instance(self) -> "EmulatedSdkManager":  # so it can stand where SdkManager.instance() is used
+        return self

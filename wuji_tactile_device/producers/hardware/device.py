@@ -10,48 +10,66 @@ SDK surface used (wuji_sdk 2026.10.26, checked by introspection): `hand.fingerti
 (or the per-index `hand.get_fingertip_info(i)` some SDK examples use), `hand.fingertip_<f>_data()
 .subscribe()` → `.recv()` (non-blocking, None when empty) / `.close()`,
 `hand.fingertip_<f>_status().get()`, `hand.fingertip_online()`, `hand.calibrate_fingertip()`,
-`NodeOfflineError` for an unanswering finger module.
+`NodeOfflineError` for an unanswering finger module; identity (`serial_number`,
+`handedness()`, `hw_version()`, `info.firmware_version`), `joint_diagnostics().subscribe()` for the
+health topic, `SdkManager.instance().scan()` / `.connect(...)`. `tools/check_sdk.py` checks every
+one of them against an installed wuji-sdk (`SDK_SURFACE` below is the list).
+
+Losing the connection: with a `connector` (what `connect_sdk_hand` gives), a failing stream is
+not fatal — `poll()` returns nothing while the adapter reconnects to the same hand by serial
+number (bounded calls, exponential backoff), checks that it is still the same hand on the same
+side, resubscribes and bumps `generation`, so the producer re-confirms every finger's info
+before it publishes again. Without a connector a stream failure raises ProducerError.
 """
 from __future__ import annotations
 
-import os
+import logging
 import time
-from typing import Any, NamedTuple, Protocol, runtime_checkable
+from typing import Any, Callable, NamedTuple, Protocol, runtime_checkable
 
-from ...errors import FingerOfflineError, ProducerError
+from ...errors import DeviceDisconnectedError, FingerOfflineError, HandednessMismatchError, ProducerError
 from ...hands.wuji_hand2 import FINGERS
+from .identity import connection_name, read_identity, resolve_side
+from .recovery import Backoff, RetryPolicy, bounded, retry
+from .sdk import (EmulatedNodeOfflineError, EmulatedSdkError, offline_error_types,  # noqa: F401 (re-exported)
+                  sdk_error_types, sdk_module)
+
+log = logging.getLogger(__name__)
+
+#: Every SDK attribute this package uses (checked by tools/check_sdk.py against an installed
+#: wuji-sdk): module-level names, then "Class.attribute" (class attributes / field descriptors).
+SDK_SURFACE: tuple[str, ...] = (
+    "__version__", "SdkManager.instance", "SdkManager.scan", "SdkManager.connect", "ConnectOptions",
+    "Handedness.Left", "Handedness.Right", "DeviceType.WujiHand2", "WujiException", "NodeOfflineError",
+    "FrameHeader", "HwVersion",
+    "DiscoveredDevice.sn", "DiscoveredDevice.address", "DiscoveredDevice.device_type",
+    "WujiHand2.serial_number", "WujiHand2.info", "WujiHand2.is_connected", "WujiHand2.disconnect",
+    "WujiHand2.handedness", "WujiHand2.hw_version", "WujiHand2.fingertip_online",
+    "WujiHand2.calibrate_fingertip", "WujiHand2.joint_diagnostics",
+    *(f"WujiHand2.fingertip_{f}_{k}" for f in FINGERS for k in ("info", "data", "status")),
+    "DeviceInfo.serial_number", "DeviceInfo.firmware_version",
+    "HwVersion.major", "HwVersion.minor", "HwVersion.patch",
+    "FingertipInfoResource.get", "FingertipStatusResource.get", "HandednessResource.get", "HwVersionResource.get",
+    "FingertipThumbDataResource.subscribe", "JointDiagnosticsResource.subscribe",
+    "Subscription.recv", "Subscription.close",
+    "FingertipSensorInfo.header", "FingertipSensorInfo.digest", "FingertipSensorInfo.model",
+    "FingertipSensorInfo.device_type", "FingertipSensorInfo.rate_hz", "FingertipSensorInfo.format",
+    "FingertipSensorData.header", "FingertipSensorData.info_digest", "FingertipSensorData.data",
+    "FrameHeader.seq", "FrameHeader.timestamp_us", "FrameHeader.frame_id",
+    "FingertipSensorStatus.model", "FingertipSensorStatus.state",
+    "FingertipSensorState.Ready", "FingertipSensorState.Calibrating",
+    "FingertipSensorModel.Standard", "FingertipSensorModel.Thumb",
+    "JointDiagnosticsFrame.header", "JointDiagnosticsFrame.joints", "JointDiagnosticsFrame.comm",
+    "JointDiagnosticsEntry.nid", "JointDiagnosticsEntry.mcu_temp_c_fb", "JointDiagnosticsEntry.error_code_current",
+    "JointDiagnosticsEntry.current", "JointDiagnosticsEntry.vbus_v_fb", "JointDiagnosticsEntry.comm_response_rate_pct",
+    "JointDiagnosticsEntry.comm_timeout_total",
+    "Hand2CommSummary.tactile_online_mask", "Hand2CommSummary.tactile_response_rate_pct",
+    "Hand2CommSummary.tactile_timeout_total",
+)
 
 #: Status values (FingertipSensorModel / FingertipSensorState compare equal to these ints).
 MODEL_STANDARD, MODEL_THUMB = 0, 1
 STATE_READY, STATE_CALIBRATING = 0, 1
-
-
-class EmulatedNodeOfflineError(Exception):
-    """Raised by in-package device emulations for an unanswering finger module when the vendor SDK
-    (and so its `NodeOfflineError`) is not installed. Mirrors `wuji_sdk.NodeOfflineError`."""
-
-
-def sdk_module() -> Any | None:
-    """The imported `wuji_sdk` module, or None when the optional extra is not installed.
-    Sets WUJI_TELEMETRY_DISABLE=1 unless the user chose otherwise (the SDK prints a notice)."""
-    os.environ.setdefault("WUJI_TELEMETRY_DISABLE", "1")
-    try:
-        import wuji_sdk  # noqa: PLC0415 (optional dependency)
-    except ImportError:
-        return None
-    return wuji_sdk
-
-
-def offline_error_types() -> tuple[type[BaseException], ...]:
-    """Exception types that mean "this finger's module does not answer"."""
-    sdk = sdk_module()
-    return (EmulatedNodeOfflineError,) + ((sdk.NodeOfflineError,) if sdk is not None else ())
-
-
-def sdk_error_types() -> tuple[type[BaseException], ...]:
-    """The SDK's failure base class (disconnects, timeouts, closed streams), if installed."""
-    sdk = sdk_module()
-    return (sdk.WujiException,) if sdk is not None else ()
 
 
 class FingertipInfo(NamedTuple):
@@ -105,9 +123,24 @@ class SdkFingertipDevice:
     """`FingertipDevice` over a `wuji_sdk.WujiHand2` (or an object with its accessor names, such
     as the emulator). Translates the SDK's `NodeOfflineError` into `FingerOfflineError`."""
 
-    def __init__(self, hand: Any, *, max_frames_per_poll: int = 64, owns_connection: bool = False):
+    def __init__(self, hand: Any, *, max_frames_per_poll: int = 64, owns_connection: bool = False,
+                 connector: Callable[[], Any] | None = None, policy: Any = None, identity: Any = None):
+
         self._hand = hand
         self._owns_connection = owns_connection
+        self._connector = connector
+        self.policy = policy or RetryPolicy()
+        self._reconnect_backoff = Backoff(self.policy)
+        self._identity = identity
+        self._diag_sub: Any = None
+        #: Bumped by every successful reconnect: the producer re-confirms all fingers then.
+        self.generation = 0
+        self.connected = True
+        self.lost_at_ns: int | None = None
+        #: stream_errors, reconnect_attempts, reconnect_failures, reconnects, diagnostics_errors
+        self.link_counters = {"stream_errors": 0, "reconnect_attempts": 0, "reconnect_failures": 0,
+                              "reconnects": 0, "diagnostics_errors": 0}
+        self.last_reconnect_s: float | None = None
         self._subs: dict[str, Any] = {}
         self._max = max_frames_per_poll
         self._offline_types = offline_error_types()
@@ -174,20 +207,141 @@ class SdkFingertipDevice:
                     raise ProducerError(f"{f}: subscribing to the fingertip data stream failed: {exc}") from exc
 
     def poll(self) -> list[FingertipFrame]:
-        """Everything that arrived since the last call (non-blocking), finger by finger."""
+        """Everything that arrived since the last call (non-blocking), finger by finger. While
+        the connection is lost (and a connector is known), returns [] and reconnects when due."""
+        if not self.connected:
+            self._maybe_reconnect()
+            return []
         out: list[FingertipFrame] = []
         for f, sub in self._subs.items():
             for _ in range(self._max):
                 try:
                     msg = sub.recv()
                 except self._sdk_errors as exc:
-                    raise ProducerError(f"{f}: fingertip data stream failed (device disconnected?): {exc}") from exc
+                    if self._connector is None:
+                        raise DeviceDisconnectedError(f"{f}: fingertip data stream failed (device disconnected?): {exc}; "
+                                                      "no connector to reconnect with (connect_sdk_hand gives one)") from exc
+                    self._lost(f, exc)
+                    return out
                 if msg is None:
                     break
                 h = msg.header
                 out.append(FingertipFrame(f, int(h.seq), int(h.timestamp_us), int(msg.info_digest),
                                           _payload(msg.data), time.monotonic_ns()))
         return out
+
+    # ----- connection loss and reconnection -----
+    def _lost(self, finger: str, exc: BaseException) -> None:
+        self.link_counters["stream_errors"] += 1
+        self.connected = False
+        self.lost_at_ns = time.monotonic_ns()
+        self._reconnect_backoff.succeeded()
+        log.warning("hand %s: the %s data stream failed (%s); reconnecting by serial number", self.serial_number,
+                    finger, exc)
+        subs, self._subs = self._subs, {}
+        for sub in list(subs.values()) + ([self._diag_sub] if self._diag_sub is not None else []):
+            try:
+                sub.close()
+            except Exception:  # noqa: BLE001 - the link is gone; closing a dead stream may fail any way
+                pass
+        self._diag_sub = None
+        self._release(self._hand)
+
+    def _release(self, hand: Any) -> None:
+        """Best-effort disconnect of a connection that failed, so the connection name is free for
+        the next attempt (bounded; errors logged, not raised: the link is already gone)."""
+
+        if not hasattr(hand, "disconnect"):
+            return
+        try:
+            bounded(hand.disconnect, self.policy.timeout_s, f"disconnecting the lost connection to {self.serial_number}")
+        except Exception as exc:  # noqa: BLE001 - the connection is dead either way
+            log.info("hand %s: disconnecting the lost connection: %s", self.serial_number, exc)
+
+    def _maybe_reconnect(self, now_ns: int | None = None) -> bool:
+        """One reconnect attempt when its backoff has elapsed. True when connected again."""
+
+        now = time.monotonic_ns() if now_ns is None else now_ns
+        if self._connector is None or not self._reconnect_backoff.due(now):
+            return False
+        c = self.link_counters
+        c["reconnect_attempts"] += 1
+        timeout = self.policy.timeout_s
+        hand = None
+        try:
+            hand = bounded(self._connector, timeout, f"reconnecting to hand {self.serial_number}")
+            identity = read_identity(hand, lambda fn, what: bounded(fn, timeout, what))
+            if self.serial_number and identity.serial_number and identity.serial_number != self.serial_number:
+                raise ProducerError(f"reconnect reached hand {identity.serial_number}, not {self.serial_number}")
+            before = self._identity.side if self._identity is not None else None
+            if before and identity.side and identity.side != before:
+                raise HandednessMismatchError(f"hand {self.serial_number} reported {before} before the reconnect "
+                                              f"and {identity.side} after it; refusing to continue")
+            self._hand, self._identity = hand, identity
+            self.connected = True
+            self.open_streams()
+        except HandednessMismatchError:
+            self._release(hand)
+            raise
+        except (ProducerError,) + self._sdk_errors + self._offline_types as exc:
+            if hand is not None:  # connected, then identity or subscribing failed: free the name again
+                self._release(hand)
+            self.connected = False
+            self._subs = {}
+            c["reconnect_failures"] += 1
+            wait = self._reconnect_backoff.failed(now)
+            log.warning("hand %s: reconnect attempt %d failed (%s); next in %.2f s", self.serial_number,
+                        self._reconnect_backoff.failures, exc, wait)
+            return False
+        c["reconnects"] += 1
+        self.generation += 1
+        self._reconnect_backoff.succeeded()
+        self.last_reconnect_s = (time.monotonic_ns() - (self.lost_at_ns or now)) / 1e9
+        log.warning("hand %s: reconnected after %.2f s; every finger is re-confirmed before publishing again",
+                    self.serial_number, self.last_reconnect_s)
+        return True
+
+    # ----- identity and health -----
+    @property
+    def identity(self):
+        """The hand's `HandIdentity` (read once, bounded and retried)."""
+        if self._identity is None:
+
+            self._identity = read_identity(self._hand, lambda fn, what: retry(lambda: self._sdk_call(fn, what),
+                                                                              self.policy, what))
+        return self._identity
+
+    def _sdk_call(self, fn: Callable[[], Any], what: str) -> Any:
+        try:
+            return fn()
+        except self._offline_types as exc:
+            raise FingerOfflineError((), f"{what}: {exc}") from exc
+        except self._sdk_errors as exc:
+            raise ProducerError(f"{what} failed: {exc}") from exc
+
+    def poll_diagnostics(self) -> Any | None:
+        """The newest joint diagnostics frame since the last call (non-blocking), or None. The
+        subscription opens on first use; a hand without `joint_diagnostics()` yields None. SDK
+        failures are counted (`link_counters['diagnostics_errors']`) and logged, never raised:
+        health is auxiliary."""
+        if not self.connected or not hasattr(self._hand, "joint_diagnostics"):
+            return None
+        try:
+            if self._diag_sub is None:
+                self._diag_sub = self._hand.joint_diagnostics().subscribe()
+            latest = None
+            for _ in range(self._max):
+                msg = self._diag_sub.recv()
+                if msg is None:
+                    break
+                latest = msg
+            return latest
+        except self._sdk_errors as exc:
+            self.link_counters["diagnostics_errors"] += 1
+            if self.link_counters["diagnostics_errors"] == 1:
+                log.warning("hand %s: joint diagnostics unavailable: %s", self.serial_number, exc)
+            self._diag_sub = None
+            return None
 
     def calibrate_fingertip(self) -> None:
         try:
@@ -200,8 +354,13 @@ class SdkFingertipDevice:
     def close(self) -> None:
         """Close the data subscriptions; disconnect the hand if `connect_sdk_hand` opened it."""
         subs, self._subs = self._subs, {}
+        if self._diag_sub is not None:
+            subs["joint_diagnostics"], self._diag_sub = self._diag_sub, None
         for sub in subs.values():
-            sub.close()
+            try:
+                sub.close()
+            except self._sdk_errors as exc:  # a stream of a lost connection: nothing left to release
+                log.info("closing a stream of hand %s: %s", self.serial_number, exc)
         if self._owns_connection:
             self._owns_connection = False
             try:
@@ -216,27 +375,54 @@ def _check_finger(finger: str) -> None:
 
 
 def connect_sdk_hand(*, side: str | None = None, sn: str | None = None, address: str | None = None,
-                     timeout_ms: int = 1000) -> SdkFingertipDevice:
-    """Connect to a Wuji Hand 2 through the vendor SDK by serial number, address or handedness
-    (exactly one is used: sn, else address, else side) and wrap it."""
+                     timeout_ms: int = 1000, manager: Any = None, policy: Any = None) -> SdkFingertipDevice:
+    """Connect to a Wuji Hand 2 by serial number, address or side (exactly one selects: sn, else
+    address, else side), under a connection name unique to this producer, read its identity
+    (serial number, side, firmware / hardware / SDK versions) and wrap it — reconnecting later
+    by serial number. `side` with `sn`/`address` is checked against what the hand reports
+    (HandednessMismatchError on a mismatch). `manager`: an SdkManager (default the SDK's)."""
+
     sdk = sdk_module()
-    if sdk is None:
+    if manager is None and sdk is None:
         raise ProducerError("the vendor SDK is not installed: pip install 'wuji-tactile-device[hardware]' "
                             "(package wuji-sdk) to talk to a real hand, or use --emulate")
-    kwargs: dict[str, Any] = {"device_name": "wuji_tactile", "options": sdk.ConnectOptions(timeout_ms=timeout_ms)}
+    if not (sn or address or side in ("right", "left")):
+        raise ProducerError("connect: give a serial number, an address, or a hand side (right/left)")
+    manager = manager if manager is not None else sdk.SdkManager.instance()
+    policy = policy or RetryPolicy(timeout_s=max(2.0, 2 * timeout_ms / 1000))
+    name = connection_name(side)
+    options = sdk.ConnectOptions(timeout_ms=timeout_ms) if sdk is not None else None
+    kwargs: dict[str, Any] = {"device_name": name, "options": options}
     if sn:
         kwargs["sn"] = sn
     elif address:
         kwargs["address"] = address
-    elif side in ("right", "left"):
-        kwargs["handedness"] = sdk.Handedness.Right if side == "right" else sdk.Handedness.Left
     else:
-        raise ProducerError("connect: give a serial number, an address, or a hand side (right/left)")
-    try:
-        hand = sdk.SdkManager.instance().connect(**kwargs)
-    except sdk.WujiException as exc:
-        target = kwargs.get("sn") or kwargs.get("address") or f"{side} hand"
-        raise ProducerError(f"could not connect to {target}: {exc}") from exc
+        kwargs["handedness"] = (sdk.Handedness.Right if side == "right" else sdk.Handedness.Left) if sdk is not None \
+            else side
+    target = sn or address or f"{side} hand"
+
+    def connect():
+        try:
+            return manager.connect(**kwargs)
+        except offline_error_types() + sdk_error_types() as exc:
+            raise ProducerError(f"could not connect to {target}: {exc}") from exc
+
+    hand = retry(connect, policy, f"connecting to {target}")
     if not hasattr(hand, "fingertip_thumb_info") and not hasattr(hand, "get_fingertip_info"):
         raise ProducerError(f"connected device {type(hand).__name__} is not a Wuji Hand 2 (no fingertip sensors)")
-    return SdkFingertipDevice(hand, owns_connection=True)
+    device = SdkFingertipDevice(hand, owns_connection=True, policy=policy)
+    identity = device.identity
+    if side is not None:
+        resolve_side(side, identity.side, serial_number=identity.serial_number, source=identity.side_source or "")
+    serial = identity.serial_number or device.serial_number
+    reconnect_kwargs = {"sn": serial, "device_name": name, "options": options} if serial else kwargs
+
+    def reconnect():
+        try:
+            return manager.connect(**reconnect_kwargs)
+        except offline_error_types() + sdk_error_types() as exc:
+            raise ProducerError(f"could not reconnect to hand {serial or target}: {exc}") from exc
+
+    device._connector = reconnect
+    return device

@@ -8,9 +8,16 @@ little-endian, `value = raw × scale` (scale defaults to 1). Optional placement 
 point's position [m] and axes in the sensor module frame and the module's pose in the finger's
 `tip_sensor_frame` (= distal link). See docs/device-contract.md and docs/hardware.md.
 
-`parse_format` refuses anything it cannot interpret exactly (unknown version, encoding, type or
-unit, mixed point units, fields outside the stride, a partial mounting pose), naming the finger
-and the key. `SensorFormat.decode_into` reads one frame with one strided numpy view per block —
+`parse_format` is strict about what the contract cannot do without — the point layout (count,
+stride, fx/fy/fz fields and their offsets), value types, the unit of force and the scales:
+anything there it cannot interpret exactly (unknown version, encoding, type or force unit, mixed
+point units, fields outside the stride, a partial mounting pose) is refused, naming the finger
+and the key. It is tolerant of everything else, as the vendor's own decoder is: unknown
+top-level keys, unknown keys inside a field, extra point fields, and an aggregate force or
+temperature in a unit it does not know (that value is left out) are recorded in
+`SensorFormat.unknown` (reported once, kept in the recording's metadata) instead. Unit spellings
+are normalised: N / newton(s); normalized / normalised; C / °C / ℃ / degC / celsius (and K, °F
+converted to °C). `SensorFormat.decode_into` reads one frame with one strided numpy view per block —
 no Python loop over points.
 """
 from __future__ import annotations
@@ -37,7 +44,25 @@ _STRUCT_CODES = {"i8": "b", "u8": "B", "i16": "h", "u16": "H", "i32": "i", "u32"
 #: normalized (firmware ≥ v2.4.0: normal 0..1, tangential −1..1, saturating).
 POINT_UNITS = ("N", "normalized")
 AGGREGATE_FORCE_UNITS = ("N",)
-TEMPERATURE_UNITS = ("C", "°C", "degC")
+#: Accepted spellings (compared case-insensitively, spaces and underscores ignored) → canonical.
+UNIT_SPELLINGS: dict[str, str] = {
+    **{k: "N" for k in ("n", "newton", "newtons")},
+    **{k: "normalized" for k in ("normalized", "normalised")},
+    **{k: "C" for k in ("c", "°c", "℃", "degc", "celsius", "degcelsius")},
+    **{k: "K" for k in ("k", "kelvin")},
+    **{k: "F" for k in ("f", "°f", "℉", "degf", "fahrenheit", "degfahrenheit")},
+}
+#: Temperature units read (converted to °C: value_C = value × a + b).
+_TO_CELSIUS = {"C": (1.0, 0.0), "K": (1.0, -273.15), "F": (5.0 / 9.0, -160.0 / 9.0)}
+_FIELD_KEYS = {"name", "type", "offset", "scale", "unit"}
+
+
+def normalise_unit(unit: Any) -> Any:
+    """The canonical spelling of a unit string (see UNIT_SPELLINGS); other values unchanged."""
+    if not isinstance(unit, str):
+        return unit
+    key = unit.strip().lower().replace(" ", "").replace("_", "").replace("degrees", "deg").replace("degree", "deg")
+    return UNIT_SPELLINGS.get(key, unit)
 FORCE_AXES = ("fx", "fy", "fz")
 #: Placement keys that must come together (a partial set is a broken format).
 MOUNTING_KEYS = ("point_rpy", "base_xyz", "base_rpy")
@@ -97,7 +122,10 @@ class SensorFormat:
     aggregate_rpy: np.ndarray | None
     ignored_point_fields: tuple[str, ...]
     source: str  # the JSON text as received
+    #: What the format declares that this decoder does not use (one human-readable note each).
+    unknown: tuple[str, ...] = ()
     _aggregate_reader: tuple = field(init=False, repr=False)
+    _temperature_offset: float = field(init=False, repr=False)
     _packed_points: bool = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -110,7 +138,11 @@ class SensorFormat:
             pos = f.offset + f.dtype.itemsize
         order = [f.name for f in specs]
         scales = [f.scale for f in specs]
+        a, b = _TO_CELSIUS.get(self.aggregate_fields["temperature"].unit, (1.0, 0.0)) \
+            if "temperature" in self.aggregate_fields else (1.0, 0.0)
+        scales = [s * a if n == "temperature" else s for n, s in zip(order, scales)]
         object.__setattr__(self, "_aggregate_reader", (struct.Struct(code), order, scales))
+        object.__setattr__(self, "_temperature_offset", b)
         # Points: when fx fy fz share type and scale and sit side by side, one (P, 3) strided
         # view covers them (one numpy read + one multiply per frame).
         fx, fy, fz = (self.point_fields[a] for a in FORCE_AXES)
@@ -176,7 +208,7 @@ class SensorFormat:
         raw_agg = reader.unpack_from(buf, self.point_count * self.point_stride)
         values = {n: r * s for n, r, s in zip(order, raw_agg, scales)}
         force = np.array([values["fx"], values["fy"], values["fz"]])
-        return Aggregate(force, values.get("temperature", math.nan))
+        return Aggregate(force, values["temperature"] + self._temperature_offset if "temperature" in values else math.nan)
 
     def decode(self, data: Any) -> tuple[np.ndarray, Aggregate | None]:
         """Convenience: decode into a fresh (P, 3) float32 array."""
@@ -211,7 +243,7 @@ def _floats(finger: str, key: str, value: Any, shape: tuple[int, ...]) -> np.nda
 
 
 def _fields(finger: str, key: str, items: Any, stride: int, default_unit: str | None,
-            allowed_units: dict[str, tuple[str, ...]]) -> dict[str, FieldSpec]:
+            allowed_units: dict[str, tuple[str, ...]], notes: list[str]) -> dict[str, FieldSpec]:
     if not isinstance(items, list):
         raise _fail(finger, key, f"must be a list of field objects, got {type(items).__name__}")
     out: dict[str, FieldSpec] = {}
@@ -225,6 +257,8 @@ def _fields(finger: str, key: str, items: Any, stride: int, default_unit: str | 
         where = f"{key}[{name}]"
         if name in out:
             raise _fail(finger, where, "declared twice")
+        for extra in sorted(set(item) - _FIELD_KEYS):
+            notes.append(f"{where}.{extra} = {_short(item[extra])}")
         ftype = item.get("type")
         if ftype not in FIELD_TYPES:
             raise _fail(finger, where + ".type",
@@ -241,7 +275,7 @@ def _fields(finger: str, key: str, items: Any, stride: int, default_unit: str | 
         if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not math.isfinite(scale) \
                 or scale == 0:
             raise _fail(finger, where + ".scale", f"must be a finite non-zero number, got {scale!r}")
-        unit = item.get("unit", default_unit)
+        unit = normalise_unit(item.get("unit", default_unit))
         allowed = allowed_units.get(name)
         if allowed is not None:
             if unit is None:
@@ -257,6 +291,11 @@ def _fields(finger: str, key: str, items: Any, stride: int, default_unit: str | 
         if b0 < a1:
             raise _fail(finger, f"{key}[{bn}].offset", f"overlaps field {an!r} (bytes {a0}..{a1 - 1})")
     return out
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def parse_format(finger: str, text: str | bytes, *, assume_point_unit: str | None = None) -> SensorFormat:
@@ -277,39 +316,49 @@ def parse_format(finger: str, text: str | bytes, *, assume_point_unit: str | Non
     if obj.get("encoding") != "point_array":
         raise _fail(finger, "encoding",
                     f"unsupported encoding {obj.get('encoding')!r}; this decoder reads 'point_array'")
-    unknown = sorted(set(obj) - _TOP_KEYS)
-    if unknown:
-        raise _fail(finger, unknown[0], "not a key of format v1 (refusing to guess its meaning)")
+    notes = [f"top-level key {k!r} = {_short(obj[k])}" for k in sorted(set(obj) - _TOP_KEYS)]
     count = _int(finger, obj, "point_count", minimum=1)
     stride = _int(finger, obj, "point_stride", minimum=1)
     agg_stride = _int(finger, obj, "aggregate_stride", minimum=0)
     if assume_point_unit is not None and assume_point_unit not in POINT_UNITS:
         raise DeviceFormatError(f"assumed point unit {assume_point_unit!r} is not one of {', '.join(POINT_UNITS)}")
-    default_unit = obj.get("unit", assume_point_unit)
+    default_unit = normalise_unit(obj.get("unit", assume_point_unit))
     if default_unit is not None and default_unit not in POINT_UNITS:
         raise _fail(finger, "unit", f"unknown unit {default_unit!r}; this decoder knows "
                                     f"{', '.join(POINT_UNITS)}")
     pfields = _fields(finger, "point_fields", obj.get("point_fields"), stride, default_unit,
-                      {a: POINT_UNITS for a in FORCE_AXES})
+                      {a: POINT_UNITS for a in FORCE_AXES}, notes)
     missing = [a for a in FORCE_AXES if a not in pfields]
     if missing:
         raise _fail(finger, f"point_fields[{missing[0]}]", "missing; points need fx, fy and fz")
-    units = {f.unit for f in pfields.values() if f.unit is not None}
+    units = {pfields[a].unit for a in FORCE_AXES if pfields[a].unit is not None}
     if len(units) > 1:
         raise _fail(finger, "point_fields",
                     "mixed units among point fields ("
-                    + ", ".join(f"{n}: {f.unit}" for n, f in pfields.items()) + ")")
-    agg_units = {a: AGGREGATE_FORCE_UNITS for a in FORCE_AXES}
-    agg_units["temperature"] = TEMPERATURE_UNITS
+                    + ", ".join(f"{a}: {pfields[a].unit}" for a in FORCE_AXES) + ")")
     raw_agg = obj.get("aggregate_fields", [])
     # Aggregate units default per field (forces N, temperature °C), not to the point unit.
     raw_agg = [dict(f, unit=f.get("unit", "C" if f.get("name") == "temperature" else "N"))
                if isinstance(f, dict) else f for f in raw_agg] if isinstance(raw_agg, list) else raw_agg
-    afields = _fields(finger, "aggregate_fields", raw_agg, agg_stride, None, agg_units)
-    present = [a for a in FORCE_AXES if a in afields]
-    if present and len(present) != 3:
+    afields = _fields(finger, "aggregate_fields", raw_agg, agg_stride, None, {}, notes)
+    # The aggregate block is the device's own summary, not contract data: a value in a unit this
+    # decoder does not know is left out (and noted) rather than refused.
+    forces = [afields[a] for a in FORCE_AXES if a in afields]
+    if forces and len(forces) != 3:
         absent = next(a for a in FORCE_AXES if a not in afields)
         raise _fail(finger, f"aggregate_fields[{absent}]", "missing; the resultant needs fx, fy and fz")
+    odd = [f for f in forces if f.unit not in AGGREGATE_FORCE_UNITS]
+    if odd:
+        notes.append(f"aggregate force in unit {odd[0].unit!r} (this decoder knows N): resultant not reported")
+        for a in FORCE_AXES:
+            del afields[a]
+    temp = afields.get("temperature")
+    if temp is not None and temp.unit not in _TO_CELSIUS:
+        notes.append(f"aggregate_fields[temperature] in unit {temp.unit!r} (this decoder knows °C, K, °F): "
+                     "temperature not reported")
+        del afields["temperature"]
+    notes += [f"aggregate_fields[{n}] not used" for n in afields if n not in (*FORCE_AXES, "temperature")]
+    notes += [f"point_fields[{n}] not used" for n in pfields if n not in FORCE_AXES]
 
     positions = None
     if "positions" in obj:
@@ -333,7 +382,7 @@ def parse_format(finger: str, text: str | bytes, *, assume_point_unit: str | Non
         point_unit=pfields["fx"].unit, positions=positions, mounting=mounting,
         aggregate_xyz=agg_xyz, aggregate_rpy=agg_rpy,
         ignored_point_fields=tuple(n for n in pfields if n not in FORCE_AXES),
-        source=text if isinstance(text, str) else text.decode("utf-8"))
+        source=text if isinstance(text, str) else text.decode("utf-8"), unknown=tuple(notes))
 
 
 def build_format(*, point_count: int, point_type: str = "i16", point_scale: float = 1.0,

@@ -1,13 +1,16 @@
 """The hardware producer: a Wuji Hand 2's five fingertip streams → the tactile contract.
 
-Start-up confirms every finger (online, info fetched, `format` parsed, units usable), builds the
-metadata from the device's own point layout and the shared hand kinematics, and opens a
-`TactilePublisher`. Each `step()` pulls what arrived, checks every frame (info digest, exact
-length), assembles ticks by device timestamp, decodes one tick (one strided read per finger),
-converts units (normalized × full scale), maps device point axes to contract taxel axes and
-publishes. Per-finger resultants [N] and temperature [°C] from the device's aggregate block are
-kept per published tick in `resultants` / `last_tick` (recorded on their own MCAP topic by
-`resultant_topic.ResultantRecorder`), never mixed into the contract stream.
+`HardwareProducer` is a source-driven `Producer` (see `producers.base`): the run loop
+(`ProducerRunner`) publishes its frames, republishes its metadata, records and stops it.
+Start-up confirms every finger (online, info fetched, `format` parsed, units usable) and builds
+the metadata from the device's own point layout and the shared hand kinematics. Each
+`next_frame()` hands out the oldest assembled tick; when none is waiting it pulls what arrived,
+checks every frame (info digest, exact length), assembles ticks by device timestamp, decodes
+(one strided read per finger), converts units (normalized × full scale) and maps device point
+axes to contract taxel axes. Per-finger resultants [N] and temperature [°C] from the device's
+aggregate block are kept per published tick in `resultants` / `last_tick` (recorded on their own
+MCAP topic by `resultant_topic.ResultantRecorder`, the producer's recording output), never mixed
+into the contract stream.
 
 Never stale: a finger that sends nothing for `stale_after_s` marks the hand unavailable (no tick
 can complete, so nothing is published), is reported by name (offline vs stalled, from the
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, NamedTuple
@@ -26,14 +30,18 @@ import numpy as np
 
 from ...errors import DeviceFormatError, FingerOfflineError, LayoutChangedError, ProducerError
 from ...contract.geometry import rpy_to_matrix
-from ...streams.publisher import TactilePublisher
-from ...streams.base import Transport
+from ...contract.records import DeviceDataTimestamp
 from ...hands.wuji_hand2 import FINGERS
-from .assembly import TickAssembler
+from ..base import Counters, Frame, FrameSink, Producer
+from .assembly import AssemblyCounters, TickAssembler
 from .calibration import SATURATION_LEVEL, load_full_scale, missing_calibration_error
 from .device import FingertipDevice, FingertipFrame, FingertipInfo
 from .format import SensorFormat, parse_format
+from .identity import resolve_side
 from .layout_metadata import DEFAULT_AXIS_MAPPING, AxisMapping, hardware_metadata
+from .recovery import Backoff, RetryPolicy, bounded, is_timeout
+from .health_topic import HealthRecorder
+from .resultant_topic import FingerResultant, ResultantRecorder, TickResultants  # noqa: F401 (re-exported)
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +58,7 @@ class HardwareConfig:
     declares no placement (e.g. `simulation_layout(side)`); None = refuse such fingers.
     `tolerance_us`: max device-timestamp spread within one tick (None = half a period).
     `stale_after_s`: silence after which a finger counts as gone (None = 5 periods).
+    `metadata_period_s`: metadata republication period [s] when run by the CLI.
     """
 
     side: str
@@ -64,35 +73,12 @@ class HardwareConfig:
     startup_grace_s: float = 1.0
     clock_jump_us: int = 250_000
     metadata_period_s: float = 1.0
+    #: Bounds and backoff of every SDK call on the recovery path (see recovery.RetryPolicy).
+    recovery: RetryPolicy = field(default_factory=RetryPolicy)
 
     @property
     def collection(self) -> str:
         return self.collection_id or f"tactile/{self.side}"
-
-
-class FingerResultant(NamedTuple):
-    """The device's own resultant for one finger (aggregate block), not derived from taxels."""
-
-    finger: str
-    force_n: np.ndarray  # (3,) [N] in the aggregate axes R(base_rpy)·R(aggregate_rpy)
-    force_tip_n: np.ndarray | None  # (3,) [N] in tip_sensor_frame (None: mounting pose unknown)
-    temperature_c: float  # [°C], NaN when not declared
-    device_time_us: int
-
-
-class TickResultants(NamedTuple):
-    """The device resultants of one published tick, with the tick's identity in the contract
-    stream: `sequence` is the published data record's sequence, `sample_time_ns` its sample
-    time (local monotonic clock) and `device_time_us` its device time; `available_time_ns` is
-    the local monotonic clock read right after publication (tens of µs after the data record's
-    own available time). `resultants`: finger → FingerResultant, only fingers whose format
-    declares an aggregate force."""
-
-    sequence: int
-    available_time_ns: int
-    sample_time_ns: int
-    device_time_us: int
-    resultants: dict[str, FingerResultant]
 
 
 @dataclass
@@ -109,6 +95,7 @@ class _Finger:
     digest_failures: int = 0
     saturated: int = 0
     nonfinite_possible: bool = False
+    unavailable_since_ns: int = 0
 
 
 class _DecodedFrame(NamedTuple):
@@ -123,45 +110,77 @@ class _DecodedFrame(NamedTuple):
 
 
 @dataclass
+class HardwareCounters(AssemblyCounters, Counters):
+    """The assembly counters (per finger: dropped, lost, late, duplicate, malformed,
+    digest_mismatch; ticks, clock_jumps) plus `frames` handed to the run loop, `info_revisions`,
+    `saturated` samples per finger and the `unavailable` fingers."""
+
+    frames: int = 0
+    info_revisions: int = 0
+    saturated: dict[str, int] = field(default_factory=dict)
+    unavailable: tuple[str, ...] = ()
+    recovery: dict[str, int] = field(default_factory=dict)  # SDK calls on the recovery path: attempts, timeouts, ...
+    link: dict[str, int] = field(default_factory=dict)  # the device link: stream errors, reconnects, ...
+
+
+@dataclass
 class ProducerEvent:
-    kind: str  # "unavailable" | "recovered" | "info_revised" | "malformed"
+    kind: str  # "unavailable" | "recovered" | "info_revised" | "malformed" | "reconnected" | "recovery_failed"
     fingers: tuple[str, ...]
     message: str
     time_ns: int = field(default_factory=time.monotonic_ns)
 
 
-class HardwareProducer:
-    """Publishes a hand's fingertip tactile data as the contract on `transport`."""
+class HardwareProducer(Producer):
+    """A hand's fingertip tactile data as contract frames (`Producer`, source-driven: run it
+    with `ProducerRunner(producer, transport)`). Closing it closes the device."""
 
-    def __init__(self, device: FingertipDevice, transport: Transport, config: HardwareConfig, *,
-                 on_event: Callable[[ProducerEvent], None] | None = None,
-                 on_tick: Callable[["HardwareProducer"], None] | None = None):
+    period_s = None
+
+    def __init__(self, device: FingertipDevice, config: HardwareConfig, *,
+                 on_event: Callable[[ProducerEvent], None] | None = None):
         self.device = device
         self.config = config
+        self.collection_id = config.collection
         self.on_event = on_event
-        self.on_tick = on_tick
         self.events: list[ProducerEvent] = []
         self.info_revisions = 0
         #: The last published tick's device resultants (finger → FingerResultant).
         self.resultants: dict[str, FingerResultant] = {}
         self.last_tick: TickResultants | None = None
+        #: The hand's identity (serial, side, versions) when the device reports one; its side
+        #: must be the configured one (HandednessMismatchError otherwise).
+        self.identity = getattr(device, "identity", None)
+        if self.identity is not None:
+            resolve_side(config.side, self.identity.side, serial_number=self.identity.serial_number,
+                         source=self.identity.side_source or "")
+        self.recovery = {"attempts": 0, "timeouts": 0, "errors": 0, "offline": 0, "recovered": 0, "reconnects": 0}
+        self._backoff = {f: Backoff(config.recovery) for f in FINGERS}
+        self._generation = getattr(device, "generation", 0)
         self._fingers = self._confirm_all()
-        rate = self._fingers["thumb"].info.rate_hz
-        rates = {f.info.rate_hz for f in self._fingers.values()}
-        if len(rates) != 1 or not rate > 0:
-            raise ProducerError(f"fingers report different or invalid rates {sorted(rates)} Hz; "
-                                "ticks cannot be assembled")
+        rates = {f: s.info.rate_hz for f, s in self._fingers.items()}
+        bad = {f: r for f, r in rates.items() if not (r > 0 and np.isfinite(r))}
+        if bad:
+            raise ProducerError("fingers report invalid rates: " + ", ".join(f"{f} {r!r} Hz" for f, r in bad.items()))
+        rate = min(rates.values())  # ticks follow the slowest finger
+        if len(set(rates.values())) > 1:
+            log.warning("fingers report different rates (%s); ticks follow the slowest, %g Hz; the faster fingers' "
+                        "extra samples are superseded", ", ".join(f"{f} {r:g} Hz" for f, r in rates.items()), rate)
         self.rate_hz = rate
         period_us = 1e6 / rate
-        tolerance_us = int(config.tolerance_us) if config.tolerance_us is not None else int(period_us / 2)
-        if not 0 < tolerance_us < period_us:
+        tolerance_us = None if config.tolerance_us is None else int(config.tolerance_us)
+        if tolerance_us is not None and not 0 < tolerance_us < period_us:
             raise ProducerError(f"sync tolerance {tolerance_us} µs must be > 0 and below one period "
                                 f"({period_us:.0f} µs at {rate:g} Hz), or ticks could mix neighbouring samples")
         stale_s = config.stale_after_s if config.stale_after_s is not None else 5 / rate
         if not stale_s > 0:
             raise ProducerError(f"stale_after_s must be > 0 s, got {stale_s}")
         self._stale_ns = int(stale_s * 1e9)
-        self.assembler = TickAssembler(tolerance_us=tolerance_us, clock_jump_us=config.clock_jump_us)
+        self.assembler = TickAssembler(rate_hz=rates, tolerance_us=tolerance_us, clock_jump_us=config.clock_jump_us)
+        for name, s in self._fingers.items():
+            if s.fmt.unknown:
+                log.warning("%s: the sensor format declares what this decoder does not use (kept in the recording's "
+                            "metadata): %s", name, "; ".join(s.fmt.unknown))
         self.metadata, self.layout_sources = hardware_metadata(
             config.side, {f: s.fmt for f, s in self._fingers.items()}, config.axis_mapping,
             fallback_layout=config.fallback_layout, fallback_name=config.fallback_name)
@@ -170,8 +189,11 @@ class HardwareProducer:
         self._forces = np.zeros((self.num_taxels, 3), dtype=np.float32)
         self._force_matrix_t = np.ascontiguousarray(config.axis_mapping.force_matrix.T, dtype=np.float32)
         self._load_calibration()
-        self.publisher = TactilePublisher(config.collection, self.metadata, transport,
-                                          metadata_period_s=config.metadata_period_s)
+        self._ready: deque[list[_DecodedFrame]] = deque()  # assembled ticks not handed out yet
+        self._frame = Frame(self._forces, 0, 0)
+        self._tick_resultants: dict[str, FingerResultant] = {}
+        self.frames = 0
+        #: Frames the run loop published (counted in `on_published`).
         self.published = 0
         self.device.open_streams()
         self._grace_end_ns = time.monotonic_ns() + int(config.startup_grace_s * 1e9)
@@ -207,10 +229,13 @@ class HardwareProducer:
         for f in normalized:
             self._fingers[f].full_scale = table[f]
 
-    def _reconfirm(self, finger: _Finger, frame_digest: int) -> bool:
-        """Fetch the finger's info again. True when the frame's digest now matches (decoder rebuilt
-        if the encoding changed); raises LayoutChangedError when the taxel layout changed."""
-        info = self.device.fingertip_info(finger.name)
+    def _reconfirm(self, finger: _Finger, frame_digest: int, info: FingertipInfo | None = None) -> bool:
+        """Fetch the finger's info again (bounded; or use `info` just fetched). True when the
+        frame's digest now matches (decoder rebuilt if the encoding changed); raises
+        LayoutChangedError when the taxel layout changed."""
+        if info is None:
+            info = bounded(lambda: self.device.fingertip_info(finger.name), self.config.recovery.timeout_s,
+                           f"{finger.name}: re-reading the fingertip info")
         if info.digest != frame_digest:
             return False
         if info.digest == finger.info.digest and info.format == finger.info.format:
@@ -247,16 +272,46 @@ class HardwareProducer:
         """Saturated taxel samples per finger (normalized mode: any axis at |v| ≥ 1)."""
         return {f: s.saturated for f, s in self._fingers.items()}
 
-    def counters(self) -> dict:
-        d = self.assembler.counters.as_dict()
-        d["published"] = self.published
-        d["info_revisions"] = self.info_revisions
-        d["saturated"] = self.saturated
-        d["unavailable"] = list(self.unavailable_fingers)
-        return d
+    def frames_waiting(self) -> bool:
+        """True while ticks assembled by the last device poll are not handed out yet."""
+        return bool(self._ready)
 
-    def step(self, now_ns: int | None = None) -> int:
-        """Pull, check, assemble and publish what arrived. Returns frames published."""
+    @property
+    def counters(self) -> HardwareCounters:
+        """A snapshot of the counters."""
+        link = getattr(self.device, "link_counters", None)
+        return HardwareCounters(**self.assembler.counters.as_dict(), frames=self.frames,
+                                info_revisions=self.info_revisions, saturated=self.saturated,
+                                unavailable=self.unavailable_fingers, recovery=dict(self.recovery),
+                                link=dict(link) if link is not None else {})
+
+    def device_metadata(self) -> dict[str, str]:
+        """String pairs for the recording's file metadata: the hand's identity (serial number,
+        side, firmware / hardware / SDK versions) and, per finger, what its format declared
+        that this decoder does not use (`format_unknown_<finger>`)."""
+        out = dict(self.identity.metadata()) if self.identity is not None else {}
+        if self.identity is None and getattr(self.device, "serial_number", ""):
+            out["device_serial_number"] = self.device.serial_number
+        for name, s in self._fingers.items():
+            if s.fmt.unknown:
+                out[f"format_unknown_{name}"] = "; ".join(s.fmt.unknown)
+        return out
+
+    def next_frame(self, now_ns: int | None = None) -> Frame | None:
+        """The oldest assembled tick as a frame (reused: valid until the next call); when none is
+        waiting, pull, check and assemble what arrived first. None: no complete tick (or a finger
+        is unavailable)."""
+        if not self._ready:
+            self._pull(time.monotonic_ns() if now_ns is None else now_ns)
+        if not self._ready:
+            return None
+        return self._to_frame(self._ready.popleft())
+
+    def _pull(self, now_ns: int) -> None:
+        """Pull, check and assemble what arrived; complete ticks go to `_ready` (none while a
+        finger is unavailable)."""
+        if getattr(self.device, "generation", 0) != self._generation:
+            self._reconnected()
         frames = self.device.poll()
         returning: set[str] = set()
         for fr in frames:
@@ -266,7 +321,7 @@ class HardwareProducer:
             if finger.unavailable:
                 returning.add(fr.finger)
             jumps = self.assembler.counters.clock_jumps
-            decoded = self._decode(finger, fr) if self._accept(finger, fr) and not finger.unavailable else None
+            decoded = self._decode(finger, fr) if not finger.unavailable and self._accept(finger, fr) else None
             if decoded is not None:
                 self.assembler.push(decoded)
             else:
@@ -278,19 +333,22 @@ class HardwareProducer:
                         other.last_device_us = None
         for name in sorted(returning, key=FINGERS.index):
             self._recover(self._fingers[name])
-        self._check_stale(time.monotonic_ns() if now_ns is None else now_ns)
+        self._check_stale(now_ns)
         if self.unavailable_fingers:
-            return 0
-        published = 0
-        for tick in self.assembler.pop_ready():
-            self._publish(tick)
-            published += 1
-        return published
+            return
+        self._ready.extend(self.assembler.pop_ready())
 
     def _accept(self, finger: _Finger, fr: FingertipFrame) -> bool:
         c = self.assembler.counters
         if fr.info_digest != finger.info.digest:
-            if finger.unavailable or not self._reconfirm(finger, fr.info_digest):
+            try:
+                confirmed = self._reconfirm(finger, fr.info_digest)
+            except LayoutChangedError:
+                raise
+            except ProducerError as exc:  # the SDK did not answer: the recovery path takes over
+                self._mark_unavailable([finger], f"re-reading its info after a new digest failed ({exc})")
+                return False
+            if not confirmed:
                 c.digest_mismatch[fr.finger] += 1
                 finger.digest_failures += 1
                 if finger.digest_failures >= MAX_DIGEST_RETRIES and not finger.unavailable:
@@ -318,34 +376,76 @@ class HardwareProducer:
             or (s.last_device_us is not None and newest - s.last_device_us > stale_us))]
         if not gone:
             return
-        names = tuple(s.name for s in gone)
-        try:
-            online = dict(zip(FINGERS, self.device.fingertip_online()))
-        except Exception as exc:  # noqa: BLE001 - report the original cause, keep the stall reported
-            online = {}
-            log.warning("fingertip_online() failed while reporting a stall: %s", exc)
-        for s in gone:
+        online: dict[str, bool] = {}
+        if getattr(self.device, "connected", True):
+            try:
+                online = dict(zip(FINGERS, bounded(self.device.fingertip_online, self.config.recovery.timeout_s,
+                                                   "fingertip_online()")))
+            except Exception as exc:  # noqa: BLE001 - report the original cause, keep the stall reported
+                log.warning("fingertip_online() failed while reporting a stall: %s", exc)
+        why = ", ".join(f"{s.name} ({'offline' if online.get(s.name) is False else 'stalled: no frames'})" for s in gone)
+        if not getattr(self.device, "connected", True):
+            why += " — the connection to the hand is lost, reconnecting"
+        self._mark_unavailable(gone, f"no data for {self._stale_ns / 1e6:.0f} ms from {why}")
+
+    def _mark_unavailable(self, fingers: list[_Finger], why: str) -> None:
+        names = tuple(s.name for s in fingers)
+        now = time.monotonic_ns()
+        for s in fingers:
             s.unavailable = True
+            s.unavailable_since_ns = now
         self.assembler.reset(names)
-        why = ", ".join(f"{n} ({'offline' if online.get(n) is False else 'stalled: no frames'})" for n in names)
-        self._event("unavailable", names, f"no data for {self._stale_ns / 1e6:.0f} ms from {why}; "
-                    "publication stopped until the finger(s) return and are re-confirmed")
+        self._event("unavailable", names, f"{why}; publication stopped until the finger(s) return and are "
+                    "re-confirmed")
+
+    def _reconnected(self) -> None:
+        """The device reconnected: every finger's info is re-confirmed before it is used again."""
+        self._generation = getattr(self.device, "generation", 0)
+        self.recovery["reconnects"] += 1
+        available = [s for s in self._fingers.values() if not s.unavailable]
+        if available:
+            self._mark_unavailable(available, "the hand reconnected")
+        self._event("reconnected", tuple(FINGERS), "reconnected to the hand; re-confirming every finger's sensor "
+                    "info (digest and layout) before publishing again")
 
     def _recover(self, finger: _Finger) -> None:
+        """Re-confirm a returning finger: online flag and info, each SDK call bounded by
+        `config.recovery.timeout_s`; a failed attempt is retried with exponential backoff."""
+        backoff = self._backoff[finger.name]
+        now = time.monotonic_ns()
+        if not backoff.due(now):
+            return
+        r = self.recovery
+        r["attempts"] += 1
+        timeout = self.config.recovery.timeout_s
         try:
-            online = self.device.fingertip_online()[FINGERS.index(finger.name)]
-            if not online:
-                return
-            info = self.device.fingertip_info(finger.name)
-        except FingerOfflineError:
+            online = bounded(self.device.fingertip_online, timeout, f"{finger.name}: fingertip_online()")
+            if not online[FINGERS.index(finger.name)]:
+                raise FingerOfflineError((finger.name,), f"{finger.name}: frames arrive but fingertip_online() says offline")
+            info = bounded(lambda: self.device.fingertip_info(finger.name), timeout,
+                           f"{finger.name}: reading the fingertip info")
+            confirmed = self._reconfirm(finger, info.digest, info)
+        except LayoutChangedError:
+            raise
+        except ProducerError as exc:
+            kind = "offline" if isinstance(exc, FingerOfflineError) else "timeouts" if is_timeout(exc) else "errors"
+            r[kind] += 1
+            wait = backoff.failed(now)
+            self._event("recovery_failed", (finger.name,), f"{finger.name}: recovery attempt {backoff.failures} "
+                        f"failed ({kind}: {exc}); next attempt in {wait:.2f} s")
             return
-        if not self._reconfirm(finger, info.digest):
+        if not confirmed:
+            backoff.failed(now)
             return
+        backoff.succeeded()
+        r["recovered"] += 1
         finger.unavailable = False
         finger.digest_failures = 0
         self.assembler.reset((finger.name,))
+        took = (now - finger.unavailable_since_ns) / 1e9 if finger.unavailable_since_ns else float("nan")
         self._event("recovered", (finger.name,), f"{finger.name}: frames again, info re-confirmed (digest "
-                    f"{finger.info.digest:#010x}); publication resumes when all fingers are available")
+                    f"{finger.info.digest:#010x}) {took:.2f} s after it became unavailable; publication resumes "
+                    "when all fingers are available")
 
     def _event(self, kind: str, fingers: tuple[str, ...], message: str) -> None:
         ev = ProducerEvent(kind, fingers, message)
@@ -377,7 +477,7 @@ class HardwareProducer:
             resultant = FingerResultant(fr.finger, agg.force, tip, agg.temperature_c, fr.timestamp_us)
         return _DecodedFrame(fr.finger, fr.seq, fr.timestamp_us, fr.received_ns, values, resultant)
 
-    def _publish(self, tick: list["_DecodedFrame"]) -> None:
+    def _to_frame(self, tick: list["_DecodedFrame"]) -> Frame:
         dev = self._device_forces
         ts_sum = 0
         resultants: dict[str, FingerResultant] = {}
@@ -388,37 +488,40 @@ class HardwareProducer:
             ts_sum += fr.timestamp_us
         np.matmul(dev, self._force_matrix_t, out=self._forces)
         ts_us = ts_sum // len(tick)
-        sample_ns = self.assembler.clock.to_local_ns(ts_us)
-        sequence = self.publisher.publish(self._forces, sample_time_ns=sample_ns, device_time_ns=ts_us * 1000)
-        self.resultants = resultants
-        available_ns = self.publisher.last_timestamp.available_time_local_common_clock
-        self.last_tick = TickResultants(sequence, available_ns, sample_ns, ts_us, resultants)
+        frame = self._frame
+        frame.sample_time_ns = self.assembler.clock.to_local_ns(ts_us)
+        frame.device_time_ns = ts_us * 1000
+        self._tick_resultants = resultants
+        self.frames += 1
+        return frame
+
+    def on_published(self, frame: Frame, sequence: int, timestamp: DeviceDataTimestamp) -> None:
         self.published += 1
-        if self.on_tick is not None:
-            self.on_tick(self)
+        self.resultants = self._tick_resultants
+        self.last_tick = TickResultants(sequence, timestamp.available_time_local_common_clock,
+                                        frame.sample_time_ns, frame.device_time_ns // 1000, self.resultants)
+
+    def recording_outputs(self, recorder) -> list[FrameSink]:
+        """The device's own resultants (`<collection>/device_resultants`) and the hand's health
+        (`<collection>/health`), beside the contract streams."""
+        return [ResultantRecorder(recorder, self.collection_id, source=self),
+                HealthRecorder(recorder, self.collection_id, self)]
+
+    def file_metadata(self) -> dict[str, str]:
+        """The recording's file metadata: producer kind, side, the hand's identity (serial number,
+        firmware / hardware / SDK versions) and what its formats declared that is not used."""
+        return {"producer_kind": "hardware", "hand_side": self.config.side, "collections": self.collection_id,
+                "axis_mapping": self.config.axis_mapping.describe(),
+                "layout_sources": ",".join(f"{k}={v}" for k, v in self.layout_sources.items()),
+                **self.device_metadata()}
 
     @property
     def last_forces(self) -> np.ndarray:
-        """The last published frame (N, 3) [N], contract taxel axes (a view; copy to keep)."""
+        """The last frame (N, 3) [N], contract taxel axes (a view; copy to keep)."""
         return self._forces
 
-    def run(self, *, duration_s: float | None = None, should_stop: Callable[[], bool] | None = None,
-            idle_sleep_s: float = 0.001) -> None:
-        """Step until `duration_s` elapsed or `should_stop()`; sleeps briefly when idle."""
-        end = None if duration_s is None else time.monotonic() + duration_s
-        while (end is None or time.monotonic() < end) and not (should_stop and should_stop()):
-            if self.step() == 0:
-                time.sleep(idle_sleep_s)
-
     def close(self) -> None:
-        self.publisher.close()
         self.device.close()
-
-    def __enter__(self) -> "HardwareProducer":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def _aggregate_rotation(fmt: SensorFormat) -> np.ndarray | None:

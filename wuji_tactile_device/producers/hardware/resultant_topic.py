@@ -21,20 +21,47 @@ published tick:
   frame timestamp on the device clock. A finger whose format declares no aggregate force is absent.
 - Top level: `sequence` = the sequence of the contract data record published for this tick,
   `device_time_us` = its device time (`sample_time_raw_device_clock` / 1000).
-- MCAP publish time = the tick's sample time (exactly the data record's); log time = the local
-  monotonic clock right after the tick was published (tens of µs after the data record's
-  available time; the publisher does not expose its own). Join with the contract topic on `sequence` or publish time.
+- MCAP publish time = the tick's sample time and log time = its available time, exactly the data
+  record's. Join with the contract topic on `sequence`, publish time or log time.
 """
 from __future__ import annotations
 
 import logging
 import math
-from typing import Any
+from typing import Any, NamedTuple
+
+import numpy as np
 
 from ...hands.wuji_hand2 import FINGERS
-from .producer import HardwareProducer, TickResultants
+from ..base import FrameSink
+
 
 log = logging.getLogger(__name__)
+
+class FingerResultant(NamedTuple):
+    """The device's own resultant for one finger (aggregate block), not derived from taxels."""
+
+    finger: str
+    force_n: np.ndarray  # (3,) [N] in the aggregate axes R(base_rpy)·R(aggregate_rpy)
+    force_tip_n: np.ndarray | None  # (3,) [N] in tip_sensor_frame (None: mounting pose unknown)
+    temperature_c: float  # [°C], NaN when not declared
+    device_time_us: int
+
+
+class TickResultants(NamedTuple):
+    """The device resultants of one published tick, with the tick's identity in the contract
+    stream: `sequence` is the published data record's sequence, `sample_time_ns` its sample
+    time (local monotonic clock), `device_time_us` its device time and `available_time_ns` its
+    available time (when it was published). `resultants`: finger → FingerResultant, only fingers whose format
+    declares an aggregate force."""
+
+    sequence: int
+    available_time_ns: int
+    sample_time_ns: int
+    device_time_us: int
+    resultants: dict[str, FingerResultant]
+
+
 
 RESULTANTS_SUFFIX = "/device_resultants"
 RESULTANTS_SCHEMA_NAME = "wuji_tactile.DeviceResultants"
@@ -98,24 +125,30 @@ def resultants_message(tick: TickResultants) -> dict[str, Any]:
     return msg
 
 
-class ResultantRecorder:
-    """`HardwareProducer.on_tick` callback: writes every published tick's device resultants to
-    `<collection_id>/device_resultants` of an `McapRecorder` (same file, same flush guarantee).
+class ResultantRecorder(FrameSink):
+    """Writes every published tick's device resultants to `<collection_id>/device_resultants` of
+    an `McapRecorder` (same file, same flush guarantee). The hardware producer's recording output:
+    `ProducerRunner(producer, transport, recorder=rec)` adds it; `source` is the producer whose
+    `last_tick` each published frame's message is made from."""
 
-        producer.on_tick = ResultantRecorder(recorder, producer.config.collection)
-    """
-
-    def __init__(self, recorder, collection_id: str):
+    def __init__(self, recorder, collection_id: str, *, source: Any = None):
         self.topic = resultants_topic(collection_id)
         self._recorder = recorder
+        self._source = source
         self._channel = recorder.add_json_channel(self.topic, RESULTANTS_SCHEMA,
                                                   metadata={"collection": collection_id, **CHANNEL_METADATA})
         #: Ticks written; finger entries left out because their resultant was not finite.
         self.written = 0
         self.nonfinite_skipped = 0
 
-    def __call__(self, producer: HardwareProducer) -> None:
-        tick = producer.last_tick
+    def on_frame(self, frame, sequence: int, timestamp) -> None:
+        self.write(self._source.last_tick)
+
+    def __call__(self, producer: Any) -> None:
+        """Write `producer.last_tick` (anything with that attribute)."""
+        self.write(producer.last_tick)
+
+    def write(self, tick: TickResultants) -> None:
         msg = resultants_message(tick)
         missing = sum(finger not in msg for finger in tick.resultants)
         if missing:

@@ -1,0 +1,169 @@
+"""`wuji-tactile view`: a live 3-D view of tactile collections in Foxglove (needs the `view` extra).
+
+    wuji-tactile view --collection tactile/right          # live, from Zenoh
+    wuji-tactile view press.mcap                         # a recording, in real time
+
+Starts a Foxglove WebSocket server (loopback by default) and publishes what
+`integrations.foxglove_view.FoxgloveView` documents: the contract channels, the taxel scene, the
+pad resultants. Runs until Ctrl-C (or `--duration`); a file's last frame stays on view after its end.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+
+from ..errors import TactileError
+
+
+def _positive(unit: str):
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number of {unit}: {text!r}") from None
+        if not math.isfinite(value) or value <= 0:
+            raise argparse.ArgumentTypeError(f"must be a finite number of {unit} > 0, got {text!r}")
+        return value
+    return parse
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a TCP port: {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"TCP port must be 0…65535 (0: any free port), got {value}")
+    return value
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "view", help="live 3-D view of tactile data in Foxglove (WebSocket server)",
+        description="Serve tactile collections to Foxglove (open the printed ws:// address with 'Open connection' "
+                    "→ 'Foxglove WebSocket'; layout: examples/foxglove/tactile_view.json). Without FILE: live "
+                    "collections from Zenoh (--collection, repeatable). With FILE.mcap: the recording through "
+                    "the same tracker, in real time (--speed). Taxels are coloured and sized by |f| on a fixed "
+                    "range (--range); arrows are the pad resultants (force on the hand).")
+    p.add_argument("input", metavar="FILE.mcap", nargs="?", help="a recording (default: live from Zenoh)")
+    p.add_argument("--collection", "-c", action="append", metavar="ID",
+                   help="collection to show, e.g. tactile/right (repeatable; live default tactile/right, "
+                        "file default: all of its collections)")
+    p.add_argument("--host", default="127.0.0.1", help="address to serve on (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=_port, default=8765, help="TCP port (default 8765; 0: any free port)")
+    p.add_argument("--range", type=_positive("newtons"), default=None, dest="force_range", metavar="N",
+                   help="fixed |f| range of the taxel colours and sizes [N] (default 0.25)")
+    p.add_argument("--arrow-scale", type=_positive("mm per newton"), default=40.0, metavar="MM_PER_N",
+                   help="pad resultant arrow length [mm per N] (default 40)")
+    p.add_argument("--scene-rate", type=_positive("hertz"), default=30.0, metavar="HZ",
+                   help="most scene updates per second of data (default 30; every frame still goes out on "
+                        "the data and resultant topics)")
+    p.add_argument("--speed", type=_positive("times real time"), default=1.0, metavar="X",
+                   help="file: play at X times real time (default 1)")
+    p.add_argument("--loop", action="store_true", help="file: start over at the end")
+    p.add_argument("--clock", choices=("sample", "log"), default="sample",
+                   help="file: pace by sample time (when it was sensed: a simulation recorded as fast as "
+                        "possible plays at its simulated pace; default) or by log time")
+    p.add_argument("--save", metavar="OUT.mcap",
+                   help="also write the derived topics (scene, transforms, resultants) into OUT.mcap; "
+                        "open it in Foxglove together with the recording")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --save file")
+    p.add_argument("--duration", type=_positive("seconds"), metavar="S", help="stop after S seconds (default: Ctrl-C)")
+    g = p.add_argument_group("Zenoh, live only (default: a peer session limited to this machine)")
+    g.add_argument("--zenoh", metavar="ENDPOINT", action="append", default=[],
+                   help="connect to this Zenoh endpoint, e.g. tcp/127.0.0.1:7447 (repeatable)")
+    g.add_argument("--zenoh-listen", metavar="ENDPOINT", action="append", default=[],
+                   help="listen on this Zenoh endpoint (repeatable)")
+    g.add_argument("--zenoh-config", metavar="FILE", help="a Zenoh JSON5 configuration file")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..integrations.foxglove_view import DEFAULT_FORCE_RANGE_N, FoxgloveView
+    from ..streams.tracker import TactileTracker
+
+    source = _open_source(args)
+    view = None
+    trackers = []
+    try:
+        collections = list(source.collections) if args.input else (args.collection or ["tactile/right"])
+        if not collections:
+            raise TactileError(f"{args.input}: holds no tactile collection to show")
+        view = FoxgloveView(collections, host=args.host, port=args.port,
+                            force_range_n=args.force_range or DEFAULT_FORCE_RANGE_N,
+                            arrow_m_per_n=args.arrow_scale / 1000.0, scene_rate_hz=args.scene_rate,
+                            mcap_path=args.save, overwrite=args.overwrite)
+        for cid in collections:
+            tracker = TactileTracker(cid, source)
+            view.attach(tracker)
+            trackers.append(tracker)
+        what = args.input or "Zenoh"
+        print(f"wuji-tactile view: serving {', '.join(collections)} from {what} on ws://{args.host}:{view.port} "
+              "(Foxglove: Open connection → Foxglove WebSocket); Ctrl-C to stop", file=sys.stderr)
+        _loop(args, source, trackers)
+    finally:
+        for tracker in trackers:
+            tracker.close()
+        if view is not None:
+            view.close()
+        source.close()
+    for tracker in trackers:
+        c = tracker.counters
+        print(f"{tracker.collection_id}: {c.delivered} frames shown, {c.dropped_before_confirmation} dropped before "
+              f"metadata confirmation, {c.rejected} rejected", file=sys.stderr)
+    return 0
+
+
+def _open_source(args: argparse.Namespace):
+    if args.input:
+        from ..recording import McapReplay
+
+        if args.zenoh or args.zenoh_listen or args.zenoh_config:
+            raise TactileError("--zenoh/--zenoh-listen/--zenoh-config apply to live viewing, not to a FILE")
+        return McapReplay(args.input, speed=args.speed, loop=args.loop, collections=args.collection, clock=args.clock)
+    if args.loop or args.speed != 1.0 or args.clock != "sample":
+        raise TactileError("--speed, --loop and --clock apply to a FILE, not to live viewing")
+    from ..streams.zenoh_transport import ZenohTransport
+
+    return ZenohTransport(args.zenoh_config, listen=args.zenoh_listen or None, connect=args.zenoh or None)
+
+
+def _loop(args: argparse.Namespace, source, trackers) -> None:
+    deadline = None if args.duration is None else time.monotonic() + args.duration
+    replay = source if args.input else None
+    ended = False
+    while deadline is None or time.monotonic() < deadline:
+        moved = sum(tracker.update() for tracker in trackers)
+        if replay is not None and replay.finished and not ended:
+            ended = True
+            print(f"wuji-tactile view: end of {args.input}; its last frame stays on view until Ctrl-C",
+                  file=sys.stderr)
+        if not moved:
+            time.sleep(0.002)
+
+
+def add_foxglove_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--foxglove` and its options, for commands that produce or replay in this process."""
+    g = parser.add_argument_group("Foxglove live view (extra 'view')")
+    g.add_argument("--foxglove", action="store_true",
+                   help="also serve a live 3-D view to Foxglove (see `wuji-tactile view --help`)")
+    g.add_argument("--foxglove-host", default="127.0.0.1", metavar="HOST",
+                   help="address of the view (default 127.0.0.1: this machine only)")
+    g.add_argument("--foxglove-port", type=_port, default=8765, metavar="PORT", help="TCP port (default 8765)")
+    g.add_argument("--foxglove-range", type=_positive("newtons"), default=None, metavar="N",
+                   help="fixed |f| range of the taxel colours and sizes [N] (default 0.25)")
+
+
+def open_foxglove(args: argparse.Namespace, transport, collections: list[str]):
+    """A `TrackedView` on `transport` when `--foxglove` was given (print its address), else None."""
+    if not getattr(args, "foxglove", False):
+        return None
+    from ..integrations.foxglove_view import DEFAULT_FORCE_RANGE_N, TrackedView
+
+    view = TrackedView(transport, collections, host=args.foxglove_host, port=args.foxglove_port,
+                       force_range_n=args.foxglove_range or DEFAULT_FORCE_RANGE_N)
+    print(f"foxglove: serving {', '.join(collections)} on ws://{args.foxglove_host}:{view.view.port} "
+          "(Foxglove: Open connection → Foxglove WebSocket)", file=sys.stderr)
+    return view

@@ -1,0 +1,78 @@
+"""A recording played back as producers (`wuji-tactile replay --publish`): one `ReplayProducer`
+per collection of an `McapReplay`.
+
+Each gives the frames a `TactileTracker` delivers from the file (metadata validated first,
+exactly as live; a session with a different layout raises `MetadataMismatchError`) with their
+recorded sample and device times, under the first recorded producer session; the run loop
+publishes them (fresh available times, sequences from 0) and republishes the layout on its timer.
+Source-driven: the `McapReplay` paces itself (its `speed`).
+"""
+from __future__ import annotations
+
+import time
+from collections import deque
+from typing import Any
+
+from ..errors import RecordingError
+from ..streams.tracker import TactileFrame, TactileTracker
+from .base import Frame, Producer
+
+
+class ReplayProducer(Producer):
+    """One collection of `replay` (an `McapReplay`) as a producer. Build them with
+    `for_collections` so every collection is subscribed before the replay starts moving."""
+
+    period_s = None
+
+    def __init__(self, replay: Any, collection_id: str):
+        self.replay, self.collection_id = replay, collection_id
+        self.tracker = TactileTracker(collection_id, replay)
+        self.tracker.add_observer(self)
+        self.producer_session: int | None = None
+        self._frames: deque[TactileFrame] = deque()
+        #: Recorded messages republished: the adopted metadata record, then every data frame.
+        self.records = 0
+
+    @classmethod
+    def for_collections(cls, replay: Any, collection_ids: list[str] | tuple[str, ...]) -> list["ReplayProducer"]:
+        """One producer per collection, each with its layout read from the file (the replay
+        advances until every collection's first valid metadata; frames met meanwhile are kept)."""
+        producers = [cls(replay, cid) for cid in collection_ids]
+        while any(p.producer_session is None for p in producers):
+            if replay.finished:
+                missing = [p.collection_id for p in producers if p.producer_session is None]
+                raise RecordingError(f"{replay.path}: no valid metadata for {', '.join(missing)}: nothing to publish")
+            if not sum(p.tracker.update() for p in producers):
+                time.sleep(0.001)
+        for p in producers:
+            p.metadata = p.tracker.get_metadata()
+        return producers
+
+    # tracker observer: what the tracker adopted and delivered
+    def on_metadata(self, collection_id: str, message, record) -> None:
+        if self.producer_session is None:
+            self.producer_session = message.producer_session
+            self.records += 1
+
+    def on_data(self, collection_id: str, message, frame: TactileFrame) -> None:
+        self._frames.append(frame)
+
+    def frames_waiting(self) -> bool:
+        return bool(self._frames)
+
+    def next_frame(self) -> Frame | None:
+        if not self._frames:
+            self.tracker.update()
+        if not self._frames:
+            self.finished = self.replay.finished and not self.tracker.pending
+            return None
+        f = self._frames.popleft()
+        self.records += 1
+        ts = f.timestamp
+        return Frame(f.forces, ts.sample_time_local_common_clock, ts.sample_time_raw_device_clock)
+
+    def file_metadata(self) -> dict[str, str]:
+        return {"producer_kind": "replay", "replayed_file": str(self.replay.path)}
+
+    def close(self) -> None:
+        self.tracker.close()
