@@ -172,7 +172,7 @@ def test_file_without_collections_ends_replay_at_once_and_is_not_valid(tmp_path)
         replay = McapReplay(magic_only)
     assert replay.collections == () and replay.finished
     replay.close()
-    with pytest.raises(RecordingError, match=r"aux.mcap holds no tactile collection .*nothing to replay"):
+    with pytest.raises(RecordingError, match=r"aux.mcap holds no tactile collections \(no channel .*nothing to replay"):
         McapReplay(aux_only)
     sound = inspect_file(aux_only)
     assert sound.ok and sound.collections == [] and not sound.valid  # a sound file, but not a tactile recording
@@ -182,7 +182,7 @@ def test_file_without_collections_ends_replay_at_once_and_is_not_valid(tmp_path)
     rc, out, err, _ = run_cli("replay", magic_only, timeout=60)  # used to spin at 100 % CPU forever
     assert rc == 0 and "Traceback" not in err
     rc, _, err, _ = run_cli("replay", aux_only, timeout=60)
-    assert rc == 1 and "holds no tactile collection" in one_line_error(err, "replay")
+    assert rc == 1 and "holds no tactile collections" in one_line_error(err, "replay")
 
 
 # -- 3. decoders bounded by size in inspect/validate -------------------------------------------

@@ -101,7 +101,7 @@ class McapReplay:
             if not self._streams and self._corrupt is not None:
                 raise self._corrupt
             if not self._streams and self._scan.truncation is None:
-                raise RecordingError(f"{self.path} holds no tactile collection (no channel with the schemas "
+                raise RecordingError(f"{self.path} holds no tactile collections (no channel with the schemas "
                                      f"{DATA_RECORD_SCHEMA_NAME} / {METADATA_RECORD_SCHEMA_NAME}): nothing to replay")
         except BaseException:
             self._view.close()
