@@ -904,11 +904,23 @@ def load_joint_file(path: str | Path) -> np.ndarray:
     path = Path(path)
     if not path.exists():
         raise ProducerError(f"playback file {str(path)!r} does not exist")
+    if not path.is_file():
+        raise ProducerError(f"playback file {str(path)!r} is not a regular file")
     if path.suffix == ".npy":
-        q = np.load(path, allow_pickle=False)
+        try:
+            q = np.load(path, allow_pickle=False)
+        except (ValueError, OSError, EOFError) as exc:  # object arrays, corrupt or cut-off .npy
+            raise ProducerError(f"playback file {str(path)!r} is not a readable numeric .npy array ({exc})") from None
+        if not isinstance(q, np.ndarray) or q.dtype.kind not in "fiu":
+            raise ProducerError(f"playback file {str(path)!r}: need a numeric array of joint angles, got "
+                                f"{getattr(q, 'dtype', type(q).__name__)}")
     else:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError) as exc:
+            raise ProducerError(f"playback file {str(path)!r} is not UTF-8 text (CSV) nor .npy ({exc})") from None
         rows = []
-        for lineno, line in enumerate(path.read_text().splitlines(), 1):
+        for lineno, line in enumerate(text.splitlines(), 1):
             line = line.split("#", 1)[0].strip()
             if not line:
                 continue
@@ -936,8 +948,8 @@ class PlaybackScenario(Scenario):
     name = "playback"
 
     def __init__(self, joints: np.ndarray, rate_hz: float):
-        if not rate_hz > 0:
-            raise ProducerError(f"playback rate must be > 0 Hz, got {rate_hz}")
+        if not (isinstance(rate_hz, (int, float)) and 1e-3 <= rate_hz <= 1e6):  # NaN fails too
+            raise ValueError(f"playback rate must be a finite number of rows per second in [0.001, 1e6], got {rate_hz!r}")
         self.joints, self.rate = np.asarray(joints, dtype=np.float64), float(rate_hz)
         self.duration_s = (len(self.joints) - 1) / self.rate + 0.5
 
