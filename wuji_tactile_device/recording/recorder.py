@@ -261,8 +261,13 @@ class McapRecorder:
 
     @property
     def dropped_by_transport(self) -> int:
-        """Events the subscriptions dropped because `poll()` was not called often enough."""
-        return sum(s.overflowed for s in self._subscriptions)
+        """Events the subscriptions dropped: their queue was full (by count or bytes) because `poll()`
+        was not called often enough, or a payload was over the subscription's size limit."""
+        total = 0
+        for sub in self._subscriptions:
+            c = sub.counters
+            total += c.overflowed + c.overflowed_bytes + c.oversize_dropped
+        return total
 
     # -- writing -------------------------------------------------------------------------------
     def poll(self) -> int:
