@@ -318,3 +318,53 @@ def test_batched_checks_keep_every_tracker_semantic(fault):
         assert (c.received, c.delivered, c.rejected, c.sequence_gaps, c.frames_missing) == (40, 39, 1, 1, 1)
         assert tracker.get_data().sequence == 39 and not tracker.get_data().forces.flags.writeable
         bus.close()
+
+
+def test_a_peer_inventing_session_ids_cannot_grow_the_trackers_memory():
+    """Issue: per-session state was never freed (1 M random session ids: +208 MB, and each
+    confirmed session kept its own copy of the metadata bytes). Past MAX_PRODUCER_SESSIONS the
+    oldest dead or unconfirmed session is forgotten; the real producer keeps delivering."""
+    from wuji_tactile_device.streams.tracker import MAX_PRODUCER_SESSIONS
+
+    md = small_metadata()
+    meta = encode_metadata_record(md, DeviceDataTimestamp(1, 1, 1))
+    events: list = []
+
+    class Source:
+        def subscribe(self, collection_id, **limits):
+            class Sub:
+                overflowed = 0
+
+                def drain(self, max_events=None):
+                    out, events[:] = list(events), []
+                    return out
+
+                def close(self):
+                    pass
+            return Sub()
+
+    tracker = TactileTracker(CID, Source())
+    real = 7
+    events.append(Message(CID, Stream.METADATA, meta, real, 0, 0))
+    tracker.update()
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        for batch in range(5):  # 5 × 1,000 invented sessions sending valid metadata, then a real frame
+            for k in range(1000):
+                sid = 1_000_000 + batch * 1000 + k
+                events.append(Message(CID, Stream.METADATA, bytes(meta), sid, 0, 0))  # a fresh copy each
+            events.append(Message(CID, Stream.METADATA, meta, real, batch + 1, 0))  # the real one republishes
+            events.append(Message(CID, Stream.DATA, encode_tactile_record(forces_for(batch, md.num_taxels),
+                                                                           DeviceDataTimestamp(batch, batch, batch)),
+                                  real, batch, 0))
+            tracker.update()
+            assert tracker.get_data().producer_session == real and tracker.get_data().sequence == batch
+        grown = tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+    assert grown < (MAX_PRODUCER_SESSIONS + 50) * (len(meta) + 2_000), grown  # bounded by the cap, not by 5,000
+    # (the real session, the oldest, may be forgotten too while every invented one looks alive and
+    # confirmed: its next republication confirms it again, as the frames above show)
+    assert tracker.counters.producer_sessions >= 5_001
+    assert tracker.counters.sessions_forgotten >= 5_001 - MAX_PRODUCER_SESSIONS

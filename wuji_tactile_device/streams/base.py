@@ -77,6 +77,7 @@ class TrackerCounters:
     metadata_received: int = 0  # metadata messages taken from the transport
     metadata_confirmations: int = 0  # producer sessions confirmed (== on_metadata calls)
     producer_sessions: int = 0  # distinct producer session ids seen (a new id = a restart)
+    sessions_forgotten: int = 0  # session states dropped to stay within MAX_PRODUCER_SESSIONS
     liveliness_lost: int = 0  # times a producer session's liveliness went away
     sequence_gaps: int = 0  # number of gaps seen in data sequences
     frames_missing: int = 0  # sum of all gap sizes (frames the producer sent that never arrived)

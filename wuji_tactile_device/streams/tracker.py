@@ -46,6 +46,12 @@ from ..contract.records import ForceRecordCodec
 from .queue import QueuedSubscription, check_count, check_limits
 
 ERROR_POLICIES = ("raise", "drop")
+
+#: Producer sessions a tracker keeps state for (a real collection has one or two at a time). Past
+#: it, the oldest session whose liveliness is gone or whose metadata is unconfirmed — else the
+#: oldest — is forgotten (counted in `counters.sessions_forgotten`); if it is alive it is
+#: confirmed again by its next metadata republication. Bounds memory against a peer inventing ids.
+MAX_PRODUCER_SESSIONS = 256
 _DATA = Stream.DATA
 #: Data messages checked together (`_on_data_run`): from `_BATCH_MIN` queued ones on (fewer are
 #: cheaper one by one), at most `_BATCH_MAX` (a delivered frame's forces view keeps its batch's
@@ -264,10 +270,18 @@ class TactileTracker:
     def _session(self, producer_session: int) -> _Session:
         session = self._sessions.get(producer_session)
         if session is None:
+            if len(self._sessions) >= MAX_PRODUCER_SESSIONS:
+                self._forget_a_session()
             session = _Session()
             self.counters.producer_sessions += 1
             self._sessions[producer_session] = session
         return session
+
+    def _forget_a_session(self) -> None:
+        sessions = self._sessions
+        victim = next((sid for sid, s in sessions.items() if not s.alive or not s.confirmed), next(iter(sessions)))
+        del sessions[victim]
+        self.counters.sessions_forgotten += 1
 
     def _on_liveliness(self, change: LivelinessChange) -> None:
         session = self._sessions.get(change.producer_session)
