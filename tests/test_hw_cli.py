@@ -138,3 +138,19 @@ def test_the_emulated_pads_sense_the_sensor_model(tmp_path, capsys):
     assert ideal.shape == noisy.shape and ideal.shape[1:] == (176, 3)
     sigma = float((noisy - ideal).std())
     assert 0.015 < sigma < 0.025, sigma  # the device's i16 step (1 mN) is far below the 20 mN noise
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--emulate", "--duration", "inf"], "--duration: 'inf': must be a finite number of seconds > 0"),
+    (["--emulate", "--duration", "-1"], "--duration: '-1': must be a finite number of seconds > 0"),
+    (["--emulate", "--seed", "-1"], "--seed: '-1': a seed is an integer in 0..4294967295"),
+    (["--emulate", "--rate", "nan"], "--rate: 'nan': must be a finite number in (0, 1e6]"),
+    (["--emulate", "--joints", "."], "--joints: '.' is not a regular file"),
+    (["--emulate", "--sensor-model", "missing.json"], "--sensor-model: 'missing.json' does not exist"),
+])
+def test_absurd_arguments_are_one_line_usage_errors(argv, message, capsys):
+    with pytest.raises(SystemExit) as info:
+        hw(argv)
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err

@@ -15,6 +15,7 @@ import sys
 import time
 
 from ..errors import ProducerError
+from .args import existing_file, positive_int, positive_rate, positive_seconds, seed
 from .common import add_publish_arguments, add_recording_arguments, exit_code, run_producer, wants_zenoh
 
 FAULT_KINDS = ("offline", "stall", "truncated", "oversized", "duplicate", "revise", "jump")
@@ -35,7 +36,7 @@ def register(subparsers) -> None:
     who.add_argument("--address", metavar="A", help="connect by address (IP:port) instead of handedness")
     who.add_argument("--sn", metavar="S", help="connect by serial number instead of handedness")
     who.add_argument("--emulate", action="store_true", help="no hardware: the emulated hand, fed by the simulation")
-    src.add_argument("--timeout-ms", type=int, default=1000, help="SDK connect timeout (default 1000)")
+    src.add_argument("--timeout-ms", type=positive_int, default=1000, help="SDK connect timeout (default 1000)")
     emu = p.add_argument_group("emulation (--emulate)")
     emu.add_argument("--scenario", default="press", metavar="NAME",
                      help="simulation scenario feeding the emulated pads (default press; see `wuji-tactile sim --help`)")
@@ -44,12 +45,12 @@ def register(subparsers) -> None:
     emu.add_argument("--no-placement", action="store_true",
                      help="emulate older firmware whose format has no positions / mounting pose keys")
     emu.add_argument("--fast", action="store_true", help="run as fast as possible instead of real time")
-    emu.add_argument("--seed", type=int, default=0, help="simulation seed (same as `wuji-tactile sim --seed`)")
-    emu.add_argument("--joints", metavar="FILE", help="playback scenario: joint angle file (see `wuji-tactile sim`)")
-    emu.add_argument("--rate", type=float, default=100.0, help="playback scenario: rows per second (default 100)")
+    emu.add_argument("--seed", type=seed, default=0, help="simulation seed (same as `wuji-tactile sim --seed`)")
+    emu.add_argument("--joints", metavar="FILE", type=existing_file, help="playback scenario: joint angle file (see `wuji-tactile sim`)")
+    emu.add_argument("--rate", type=positive_rate, default=100.0, help="playback scenario: rows per second (default 100)")
     emu.add_argument("--contact-model", choices=("distributed", "gaussian"), default="distributed",
                      help="simulation contact model feeding the emulated pads (see `wuji-tactile sim --help`)")
-    emu.add_argument("--sensor-model", metavar="FILE.json",
+    emu.add_argument("--sensor-model", metavar="FILE.json", type=existing_file,
                      help="sensor model applied to the simulated forces before the emulated device encodes "
                           "them (see `wuji-tactile sim --help`), seeded by --seed")
     emu.add_argument("--fault", action="append", default=[], metavar="KIND:FINGER@T0[-T1]",
@@ -62,21 +63,21 @@ def register(subparsers) -> None:
     conv.add_argument("--force-sign", type=int, choices=(-1, 1), default=-1,
                       help="-1: the device reports the force the pad exerts (a press reads +fz; default); "
                            "+1: the force on the pad")
-    conv.add_argument("--full-scale", metavar="FILE", help="full-scale calibration file (normalized firmware)")
+    conv.add_argument("--full-scale", metavar="FILE", type=existing_file, help="full-scale calibration file (normalized firmware)")
     conv.add_argument("--layout", choices=("device", "sim"), default="device",
                       help="taxel placement: the device's own (default); 'sim' uses the simulation's pad "
                            "layout for fingers whose format declares none")
     conv.add_argument("--assume-point-unit", choices=("N", "normalized"),
                       help="point unit for formats that declare none (otherwise refused)")
-    conv.add_argument("--sync-tolerance-ms", type=float,
+    conv.add_argument("--sync-tolerance-ms", type=positive_seconds,
                       help="max device-time spread in one tick (default one tick period: fingers are paired "
                            "by nearest sample within a period)")
-    conv.add_argument("--stale-ms", type=float, help="silence after which a finger is unavailable (default 5 periods)")
+    conv.add_argument("--stale-ms", type=positive_seconds, help="silence after which a finger is unavailable (default 5 periods)")
     out = p.add_argument_group("output")
     out.add_argument("--collection", metavar="ID", help="collection id (default tactile/<hand>)")
     add_recording_arguments(out, ", with the device's own per-finger resultants and temperatures on topic "
                                  "<collection>/device_resultants")
-    out.add_argument("--duration", type=float, metavar="S", help="stop after S seconds (default: Ctrl-C; emulation: scenario length)")
+    out.add_argument("--duration", type=positive_seconds, metavar="S", help="stop after S seconds (default: Ctrl-C; emulation: scenario length)")
     add_publish_arguments(p)
     cal = p.add_argument_group("zero calibration")
     cal.add_argument("--calibrate-zero", action="store_true",
