@@ -10,6 +10,7 @@ records are decoded with a size limit of `INSPECT_MAX_DATA_SIZE`, metadata recor
 tracker's `TRACKER_METADATA_MAX_SIZE` (no tracker accepts a larger one)."""
 from __future__ import annotations
 
+import datetime
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,7 @@ from ..contract import TRACKER_METADATA_MAX_SIZE, decode_metadata_record, decode
 from ..contract.naming import Stream, stream_key
 from . import json_channel, naming
 from .replay import index_difference, streams_of
+from .clock_anchor import wall_clock_span_of
 from .scan import FileView, ReadBudget, Scan, read_chunk, read_partial_chunk, scan
 
 MAX_LISTED = 20  # problems listed per file (all are counted)
@@ -76,6 +78,8 @@ class InspectReport:
     notes: list[str] = field(default_factory=list)  # facts a user should know, not faults
     checked_messages: int = 0
     collections: list[str] = field(default_factory=list)  # tactile collections with at least one message
+    #: (first, last) log time as epoch ns, from the file's clock anchors; None without anchors.
+    wall_clock: tuple[int, int] | None = None
 
     NO_COLLECTION = ("no tactile collection: no message on a channel with the schemas "
                      "core.TactileDataArrayRecord / core.TactileMetadataRecord (replay refuses the file)")
@@ -102,6 +106,11 @@ class InspectReport:
         lines = [f"{self.path}: {sc.size} bytes, {state}, {len(sc.chunks)} chunks, written by {sc.library!r}"]
         for md in sc.metadata:
             lines.append(f"file metadata {md.name!r}: " + ", ".join(f"{k}={v}" for k, v in md.metadata.items()))
+        if self.wall_clock is not None:
+            start, end = (_utc(t) for t in self.wall_clock)
+            lines.append(f"wall clock: {start} .. {end} UTC (log times through the file's clock anchors)")
+        else:
+            lines.append("wall clock: unknown (the file has no clock anchor)")
         lines.append(f"{'topic':<32} {'schema':<30} {'encoding':<16} {'messages':>8} {'sessions':>8} "
                      f"{'sampled s':>9} {'sample Hz':>9} {'logged s':>9} {'log Hz':>9} {'max B':>6}  log time ns")
         for t in sorted(self.topics.values(), key=lambda t: t.topic):
@@ -130,6 +139,10 @@ class InspectReport:
         return "\n".join(lines)
 
 
+def _utc(epoch_ns: int) -> str:
+    return datetime.datetime.fromtimestamp(epoch_ns / 1e9, datetime.timezone.utc).isoformat(timespec="milliseconds")
+
+
 def inspect_file(path: str | os.PathLike) -> InspectReport:
     """Read all of `path` and check it (see module doc). Raises RecordingError only when the file
     is not MCAP or cannot be opened; every other fault is listed in the report."""
@@ -137,6 +150,10 @@ def inspect_file(path: str | os.PathLike) -> InspectReport:
     try:
         sc = scan(view)
         report = InspectReport(view.path, sc)
+        try:
+            report.wall_clock = wall_clock_span_of(sc, where=f"{view.path}: ")
+        except RecordingError as exc:
+            report.problem(f"clock anchor: {exc}")
         for d in sc.damage:
             report.problem(f"damaged: {d}")
         report.problem_count += sc.damage_count - len(sc.damage)
