@@ -68,3 +68,25 @@ def test_offset_is_interpolated_between_anchors_and_held_outside():
     np.testing.assert_array_equal(log_time_to_epoch_ns([1_000, 3_000], anchors), [5_000, 7_100])
     with pytest.raises(RecordingError, match="no clock anchor"):
         log_time_to_epoch_ns(1, [])
+
+
+def test_inspect_shows_the_recordings_wall_clock_start_and_end(tmp_path):
+    import datetime
+
+    from wuji_tactile_device.recording import inspect_file
+
+    path = tmp_path / "wall.mcap"
+    bus = InProcessBus()
+    before = time.time_ns()
+    with McapRecorder(path) as rec, TactilePublisher(CID, sim_metadata("right"), bus) as pub:
+        rec.add_collection(bus, CID)
+        for k in range(10):
+            pub.publish(np.zeros((176, 3), np.float32), sample_time_ns=time.monotonic_ns())
+            rec.poll()
+            time.sleep(0.02)
+    after = time.time_ns()
+    report = inspect_file(path)
+    start, end = report.wall_clock
+    assert before <= start <= end <= after and end - start >= 9 * 20_000_000 * 0.9
+    utc = lambda ns: datetime.datetime.fromtimestamp(ns / 1e9, datetime.timezone.utc).isoformat(timespec="milliseconds")
+    assert f"wall clock: {utc(start)} .. {utc(end)} UTC" in report.text()

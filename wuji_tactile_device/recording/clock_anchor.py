@@ -111,7 +111,7 @@ def log_time_to_epoch_ns(log_time_ns: int | Sequence[int] | np.ndarray, anchors:
 
 def wall_clock_span(path: str | os.PathLike) -> tuple[int, int] | None:
     """(start, end) epoch times [ns] of a recording's first and last log time, or None when the
-    file has no anchor or no message. For `inspect` (format with `datetime.fromtimestamp(ns/1e9, UTC)`)."""
+    file has no anchor or no message (format with `datetime.fromtimestamp(ns/1e9, UTC)`)."""
     from .scan import FileView, scan
 
     view = FileView(path)
@@ -119,7 +119,12 @@ def wall_clock_span(path: str | os.PathLike) -> tuple[int, int] | None:
         sc = scan(view)
     finally:
         view.close()
-    anchors = [anchor_from_metadata(m.metadata, where=f"{path}: ") for m in sc.metadata
+    return wall_clock_span_of(sc, where=f"{path}: ")
+
+
+def wall_clock_span_of(sc, *, where: str = "") -> tuple[int, int] | None:
+    """`wall_clock_span` of a file already scanned (`recording.scan.Scan`)."""
+    anchors = [anchor_from_metadata(m.metadata, where=where) for m in sc.metadata
                if m.name == CLOCK_ANCHOR_METADATA_NAME]
     if not anchors or not sc.chunks:
         return None

@@ -1,0 +1,69 @@
+"""Argument types for the commands: each refuses an absurd value at parse time, as argparse's own
+one-line usage error (exit 2), naming the rule — never a traceback later (`--duration inf`,
+`--rate nan`, `--count -1`, `--seed -1`, a directory where a file is expected)."""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+
+
+def _float(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+
+
+def positive_seconds(text: str) -> float:
+    """A finite duration > 0 [s]."""
+    value = _float(text)
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"{text!r}: must be a finite number of seconds > 0")
+    return value
+
+
+def nonnegative_seconds(text: str) -> float:
+    """A finite time ≥ 0 [s] (e.g. a window start)."""
+    value = _float(text)
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"{text!r}: must be a finite number of seconds >= 0")
+    return value
+
+
+def positive_rate(text: str) -> float:
+    """A finite rate > 0 [Hz or ×]; capped at 1e6 (beyond is not a rate but a typo)."""
+    value = _float(text)
+    if not (math.isfinite(value) and 0 < value <= 1e6):
+        raise argparse.ArgumentTypeError(f"{text!r}: must be a finite number in (0, 1e6]")
+    return value
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: must be an integer >= 1")
+    return value
+
+
+def seed(text: str) -> int:
+    """A random seed: an integer in 0 … 2³² − 1 (what numpy and MuJoCo accept)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if not 0 <= value < 2**32:
+        raise argparse.ArgumentTypeError(f"{text!r}: a seed is an integer in 0..4294967295")
+    return value
+
+
+def existing_file(text: str) -> str:
+    """The path of an existing regular file (not a directory)."""
+    if not os.path.exists(text):
+        raise argparse.ArgumentTypeError(f"{text!r} does not exist")
+    if not os.path.isfile(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a regular file")
+    return text
