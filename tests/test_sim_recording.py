@@ -33,6 +33,15 @@ CID = "tactile/right"
 ENV = dict(os.environ, WUJI_TELEMETRY_DISABLE="1")
 
 
+def same_poses(got, want, atol: float) -> None:
+    """Poses (…, 7) equal within `atol`, a quaternion and its negative being the same rotation
+    (at qw ≈ 0, e.g. a 180° turn, the qw ≥ 0 convention cannot fix the sign)."""
+    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+    sign = np.where(np.sum(got[..., 3:] * want[..., 3:], axis=-1, keepdims=True) < 0, -1.0, 1.0)
+    np.testing.assert_allclose(got[..., :3], want[..., :3], atol=atol, rtol=0)
+    np.testing.assert_allclose(got[..., 3:] * sign, want[..., 3:], atol=atol, rtol=0)
+
+
 def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run([SCRIPT, *args], capture_output=True, text=True, timeout=timeout, env=ENV)
 
@@ -82,7 +91,7 @@ def test_hand_channels_carry_the_simulated_hand_with_the_tactile_records_timesta
         hand, other = decode_hand_pose_record(right[k][2]), decode_hand_pose_record(left[k][2])
         assert hand.timestamp == record.timestamp == other.timestamp
         assert right[k][:2] == left[k][:2] == data[k][:2]  # same log and publish time
-        np.testing.assert_allclose(hand.poses, joints[k], atol=1e-6, rtol=0)  # float32 on the wire
+        same_poses(hand.poses, joints[k], atol=1e-6)  # float32 on the wire
         assert hand.valid.all() and other.poses is None  # the left hand is not tracked
     tip = joints[:, int(HandJoint.INDEX_TIP), :3]
     assert np.linalg.norm(tip[-1] - tip[0]) > 0.02, "the hand must move for the comparison to mean anything"
@@ -101,8 +110,7 @@ def test_isaac_teleop_replays_the_simulated_hand_from_a_sim_record_file(sim_file
             session.update()
             assert tracker.get_left_hand(session) is None
             got = tracker.get_right_hand(session).joints
-            np.testing.assert_allclose(got.positions, joints[k][:, :3], atol=1e-6, rtol=0)
-            np.testing.assert_allclose(got.orientations, joints[k][:, 3:], atol=1e-6, rtol=0)
+            same_poses(np.concatenate([got.positions, got.orientations], axis=1), joints[k], atol=1e-6)
 
 
 def test_a_simulation_is_logged_on_the_simulated_clock(sim_file):
@@ -155,8 +163,7 @@ def test_fast_hand_poses_equal_the_reference_kinematics(side, scenario):
     while not producer.finished:
         frame = producer.next_frame()
         if producer.frames % 30 == 0:
-            np.testing.assert_allclose(frame.extras["hand_joint_poses"], sim_hand_joint_poses(producer.sim),
-                                       atol=1e-12, rtol=0)
+            same_poses(frame.extras["hand_joint_poses"], sim_hand_joint_poses(producer.sim), atol=1e-12)
             checked += 1
     assert checked == 10
 
