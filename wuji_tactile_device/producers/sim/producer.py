@@ -65,9 +65,10 @@ class SimProducer(Producer):
 
     `log_clock`: "simulated" (available and log times = start + simulated time) or "wall" (the
     real publication time). `start_ns`: monotonic time [ns] of simulated t = 0 (None: one frame
-    period before the first frame is asked for, i.e. after the publisher announced the layout). `hand_poses`: put the hand's
-    joint poses in every frame's extras (also switched on by recording the run). `hands_name`:
-    the Isaac Teleop `HandsSource` name the recorded hand channels are for."""
+    period before the first frame is asked for, i.e. after the publisher announced the layout).
+    `hand_poses`: put the hand's joint poses in every frame's extras (also switched on by
+    recording or viewing the run). `hands_name`: the Isaac Teleop `HandsSource` name the recorded
+    hand channels are for."""
 
     period_s = FRAME_S
 
