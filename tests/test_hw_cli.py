@@ -154,3 +154,4 @@ def test_absurd_arguments_are_one_line_usage_errors(argv, message, capsys):
     assert info.value.code == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+

@@ -67,3 +67,16 @@ def existing_file(text: str) -> str:
     if not os.path.isfile(text):
         raise argparse.ArgumentTypeError(f"{text!r} is not a regular file")
     return text
+
+
+def output_file(text: str) -> str:
+    """A path a command may create: its directory exists and is writable, and it is not a directory
+    (checked before any work is done, so a long run does not fail at its end)."""
+    if os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is a directory, not a file name")
+    folder = os.path.dirname(os.path.abspath(text))
+    if not os.path.isdir(folder):
+        raise argparse.ArgumentTypeError(f"{text!r}: directory {folder!r} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise argparse.ArgumentTypeError(f"{text!r}: directory {folder!r} is not writable")
+    return text

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..errors import RecordingError
 from .cmd_view import add_foxglove_arguments
+from .args import nonnegative_seconds, positive_int, positive_rate, positive_seconds
 from .common import add_zenoh_arguments, exit_code, open_zenoh, run_producers
 
 
@@ -29,16 +30,16 @@ def register(subparsers) -> None:
     p.add_argument("input", metavar="FILE.mcap")
     p.add_argument("--collection", "-c", action="append", metavar="ID", help="only this collection (repeatable)")
     speed = p.add_mutually_exclusive_group()
-    speed.add_argument("--speed", type=float, metavar="X", help="real time times X (1 = real time)")
+    speed.add_argument("--speed", type=positive_rate, metavar="X", help="real time times X (1 = real time)")
     speed.add_argument("--fast", action="store_true", help="as fast as possible (default without --publish or --foxglove)")
-    p.add_argument("--start", type=float, metavar="S", help="start S seconds after the first message")
-    p.add_argument("--end", type=float, metavar="S", help="stop S seconds after the first message")
+    p.add_argument("--start", type=nonnegative_seconds, metavar="S", help="start S seconds after the first message")
+    p.add_argument("--end", type=positive_seconds, metavar="S", help="stop S seconds after the first message")
     p.add_argument("--loop", action="store_true", help="start over at the end (until Ctrl-C)")
     p.add_argument("--clock", choices=("log", "sample"), default="log",
                    help="pace, window and print by log time (when the data became available; default) or by "
                         "sample time (when it was sensed: plays a simulation recorded as fast as possible at "
                         "its simulated pace)")
-    p.add_argument("--every", type=int, default=1, metavar="K", help="print every K-th frame (default 1)")
+    p.add_argument("--every", type=positive_int, default=1, metavar="K", help="print every K-th frame (default 1)")
     p.add_argument("--publish", action="store_true", help="republish on Zenoh instead of printing")
     add_zenoh_arguments(p)
     add_foxglove_arguments(p)

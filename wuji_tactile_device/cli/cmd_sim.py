@@ -20,6 +20,7 @@ import numpy as np
 
 from ..errors import ProducerError
 from .cmd_view import add_foxglove_arguments
+from .args import existing_file, output_file, positive_rate, positive_seconds, seed
 from .common import add_publish_arguments, add_recording_arguments, exit_code, run_producer
 
 
@@ -45,7 +46,7 @@ def register(subparsers) -> None:
     p.add_argument("--contact-model", choices=("distributed", "gaussian"), default="distributed",
                    help="how a pad's contact force spreads over its taxels: distributed (default; a compliant "
                         "layer indented by the object's geometry) or gaussian (a fixed blob per contact point)")
-    p.add_argument("--sensor-model", metavar="FILE.json",
+    p.add_argument("--sensor-model", metavar="FILE.json", type=existing_file,
                    help="apply a sensor model (noise, drift, hysteresis, lag, latency, crosstalk, "
                         "quantisation, saturation, dead taxels; docs/sim.md) seeded by --seed; default: ideal")
     p.add_argument("--hand", choices=("right", "left"), default="right", help="hand side (default right)")
@@ -61,13 +62,13 @@ def register(subparsers) -> None:
                    help="hand channel prefix of --record, the Isaac Teleop HandsSource name (default hands)")
     p.add_argument("--realtime", action="store_true",
                    help="pace to real time (default: as fast as possible; --foxglove implies it)")
-    p.add_argument("--images", metavar="FILE.npz",
+    p.add_argument("--images", metavar="FILE.npz", type=output_file,
                    help="also compute the 48×32 pad force images [N/pixel, pad frame] and save them (compressed); "
                         "with --foxglove they are shown too")
-    p.add_argument("--seed", type=int, default=0, help="object placement jitter seed (same seed → identical output)")
-    p.add_argument("--joints", metavar="FILE", help="playback: 20 joint angles [rad] per row, firmware order (CSV or .npy)")
-    p.add_argument("--rate", type=float, default=100.0, help="playback: rows per second (default 100)")
-    p.add_argument("--duration", type=float, metavar="S",
+    p.add_argument("--seed", type=seed, default=0, help="object placement jitter seed (same seed → identical output)")
+    p.add_argument("--joints", metavar="FILE", type=existing_file, help="playback: 20 joint angles [rad] per row, firmware order (CSV or .npy)")
+    p.add_argument("--rate", type=positive_rate, default=100.0, help="playback: rows per second (default 100)")
+    p.add_argument("--duration", type=positive_seconds, metavar="S",
                    help="stop after S seconds of simulation time (checks then judge the partial run)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_publish_arguments(p)

@@ -15,6 +15,7 @@ import time
 from typing import Any, Iterator
 
 from ..errors import TransportError
+from .args import existing_file, output_file
 
 
 # -- transport -----------------------------------------------------------------------------------
@@ -25,7 +26,7 @@ def add_zenoh_arguments(parser: argparse.ArgumentParser) -> None:
                    help="connect to this Zenoh endpoint, e.g. tcp/127.0.0.1:7447 (repeatable)")
     g.add_argument("--zenoh-listen", metavar="ENDPOINT", action="append", default=[],
                    help="listen on this Zenoh endpoint (repeatable)")
-    g.add_argument("--zenoh-config", metavar="FILE", help="a Zenoh JSON5 configuration file")
+    g.add_argument("--zenoh-config", metavar="FILE", type=existing_file, help="a Zenoh JSON5 configuration file")
 
 
 def add_publish_arguments(parser: argparse.ArgumentParser) -> None:
@@ -60,7 +61,7 @@ def open_output(args: argparse.Namespace):
 
 # -- recording -----------------------------------------------------------------------------------
 def add_recording_arguments(parser: argparse.ArgumentParser, help_extra: str = "") -> None:
-    parser.add_argument("--record", metavar="FILE.mcap",
+    parser.add_argument("--record", metavar="FILE.mcap", type=output_file,
                         help="record the collection into this MCAP file (finished and valid on Ctrl-C / SIGTERM)"
                              + help_extra)
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --record file")

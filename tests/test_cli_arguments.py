@@ -1,0 +1,27 @@
+"""Absurd command-line values are refused at parse time: one line on stderr naming the flag and
+the rule, exit 2 (argparse's usage error), never a traceback after a long run."""
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["sim", "--duration", "inf"], "--duration: 'inf': must be a finite number of seconds > 0"),
+    (["sim", "--seed", "-1"], "--seed: '-1': a seed is an integer in 0..4294967295"),
+    (["sim", "--scenario", "playback", "--joints", "."], "--joints: '.' is not a regular file"),
+    (["sim", "--images", "/nonexistent-dir/x.npz"], "directory '/nonexistent-dir' does not exist"),
+    (["sim", "--record", "."], "'.' is a directory, not a file name"),
+    (["sim", "--zenoh-config", "missing.json5", "--publish", "zenoh"], "--zenoh-config: 'missing.json5' does not exist"),
+    (["replay", "x.mcap", "--start", "nan"], "--start: 'nan': must be a finite number of seconds >= 0"),
+    (["replay", "x.mcap", "--end", "inf"], "--end: 'inf': must be a finite number of seconds > 0"),
+    (["replay", "x.mcap", "--speed", "0"], "--speed: '0': must be a finite number in (0, 1e6]"),
+    (["replay", "x.mcap", "--every", "0"], "--every: '0': must be an integer >= 1"),
+])
+def test_absurd_arguments_of_sim_and_replay_are_one_line_usage_errors(argv, message, capsys):
+    from wuji_tactile_device.cli import main
+
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
