@@ -68,34 +68,43 @@ def main(argv: list[str] | None = None) -> int:
     # `args.quiet` is what the producer commands hand to `common.run_producers(quiet=)`, which
     # only switches their progress bar off: no bar either when stderr is not a terminal.
     args.quiet = args.quiet or not args.progress
-    with args.console.installed() as console:
-        try:
-            return int(args.run(args) or 0)
-        except TactileError as exc:
-            console.error(str(exc))
-            return output.EXIT_ERROR
-        except KeyboardInterrupt:
-            console.note("interrupted")
-            return output.EXIT_SIGINT
-        except Terminated:
-            console.note("terminated")
-            return output.EXIT_SIGTERM
-        except BrokenPipeError:
-            # The reader went away (`wuji-tactile replay x.mcap | head`): stop quietly, like Unix tools.
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-            return output.EXIT_BROKEN_PIPE
-        except ModuleNotFoundError as exc:
-            message = output.missing_extra(exc)
-            if message is None:
-                raise
-            console.error(message)
-            return output.EXIT_ERROR
-        except OSError as exc:  # a file the user named cannot be read or written
-            where = f"{exc.filename}: " if exc.filename else ""
-            console.error(f"{where}{exc.strerror or exc}")
-            return output.EXIT_ERROR
+    try:
+        with args.console.installed() as console:
+            return _run(args, console)
+    except KeyboardInterrupt:  # a signal in the instant before or after the command ran
+        return output.EXIT_SIGINT
+    except Terminated:
+        return output.EXIT_SIGTERM
 
+
+def _run(args: argparse.Namespace, console: Console) -> int:
+    """The command, its failures mapped to the exit statuses of the module doc."""
+    try:
+        return int(args.run(args) or 0)
+    except TactileError as exc:
+        console.error(str(exc))
+        return output.EXIT_ERROR
+    except KeyboardInterrupt:
+        console.note("interrupted")
+        return output.EXIT_SIGINT
+    except Terminated:
+        console.note("terminated")
+        return output.EXIT_SIGTERM
+    except BrokenPipeError:
+        # The reader went away (`wuji-tactile replay x.mcap | head`): stop quietly, like Unix tools.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return output.EXIT_BROKEN_PIPE
+    except ModuleNotFoundError as exc:
+        message = output.missing_extra(exc)
+        if message is None:
+            raise
+        console.error(message)
+        return output.EXIT_ERROR
+    except OSError as exc:  # a file the user named cannot be read or written
+        where = f"{exc.filename}: " if exc.filename else ""
+        console.error(f"{where}{exc.strerror or exc}")
+        return output.EXIT_ERROR
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -165,3 +165,15 @@ def missing_extra(exc: ModuleNotFoundError) -> str | None:
     if extra is None:
         return None
     return f"this needs the '{extra}' extra ({top} is not installed): {pip_install(extra)}"
+
+
+def require_extra(module: str, extra: str) -> None:
+    """Raise `TactileError` naming the `pip install` when the optional `module` is missing."""
+    import importlib
+
+    from ..errors import TactileError
+
+    try:
+        importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        raise TactileError(missing_extra(exc) or f"{module} is not installed: {pip_install(extra)}") from exc
