@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import time
 
@@ -83,6 +84,9 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     require_extra("foxglove", "view")  # before opening the file or Zenoh
+    if args.save and os.path.exists(args.save) and not args.overwrite:
+        # the SDK's own refusal reads "cannot start the Foxglove view ...: File exists (os error 17)"
+        raise TactileError(f"{args.save} already exists (use --overwrite to replace it)")
     from ..integrations.foxglove_view import DEFAULT_FORCE_RANGE_N, FoxgloveView
     from ..streams.tracker import TactileTracker
 
