@@ -330,6 +330,17 @@ def test_no_progress_bar_when_stderr_is_not_a_terminal_unless_asked(capsys, reco
     assert code == 0 and "60/60" not in err and "60 frames" in err  # a bar, shown because asked for
 
 
+def test_sim_shows_no_bar_in_a_log_unless_asked():
+    """Before, tqdm wrote its carriage-return updates into any non-terminal stderr (CI logs)."""
+    plain = subprocess.run([SCRIPT, "sim", "--scenario", "press", "--duration", "0.3"], capture_output=True,
+                           text=True, timeout=120, env=ENV)
+    assert plain.returncode in (0, 1) and "Traceback" not in plain.stderr  # 1: a partial run fails its checks
+    assert "\r" not in plain.stderr and "frames/s" not in plain.stderr
+    asked = subprocess.run([SCRIPT, "--progress", "sim", "--scenario", "press", "--duration", "0.3"],
+                           capture_output=True, text=True, timeout=120, env=ENV)
+    assert "sim press" in asked.stderr and "30/" in asked.stderr, asked.stderr
+
+
 def test_quiet_drops_notices_but_not_results(capsys, recording):
     code, out, err = cli(capsys, "echo", "--file", str(recording), "--plain", "--count", "1000", "--rate", "50", "-q")
     assert code == 1 and one_error_line(err, "echo")  # errors still print
