@@ -59,3 +59,101 @@ def official_chunks(path: Path) -> list:
     with open(path, "rb") as f:
         summary = make_reader(f).get_summary()
     return sorted(summary.chunk_indexes, key=lambda c: c.chunk_start_offset)
+
+
+# -- hand-made MCAP files (record framing per the public MCAP specification) -------------------
+# An independent writer: hostile files need what no well-behaved writer produces (lying sizes,
+# missing records, odd channel metadata), and the expected values must not come from our reader.
+import struct  # noqa: E402
+import zlib  # noqa: E402
+
+MAGIC = b"\x89MCAP0\r\n"
+DATA_SCHEMA, META_SCHEMA = "core.TactileDataArrayRecord", "core.TactileMetadataRecord"
+
+
+def _str(x) -> bytes:
+    b = x.encode() if isinstance(x, str) else bytes(x)
+    return struct.pack("<I", len(b)) + b
+
+
+def _map(d: dict) -> bytes:
+    body = b"".join(_str(k) + _str(v) for k, v in d.items())
+    return struct.pack("<I", len(body)) + body
+
+
+def rec(opcode: int, body: bytes) -> bytes:
+    return struct.pack("<BQ", opcode, len(body)) + body
+
+
+def header(profile: str = "", library: str = "hand-made") -> bytes:
+    return rec(0x01, _str(profile) + _str(library))
+
+
+def schema(sid: int, name: str, encoding: str, data: bytes) -> bytes:
+    return rec(0x03, struct.pack("<H", sid) + _str(name) + _str(encoding) + _str(data))
+
+
+def channel(cid: int, sid: int, topic: str, encoding: str, metadata: dict) -> bytes:
+    return rec(0x04, struct.pack("<HH", cid, sid) + _str(topic) + _str(encoding) + _map(metadata))
+
+
+def message(cid: int, seq: int, log_time: int, publish_time: int, data: bytes) -> bytes:
+    return rec(0x05, struct.pack("<HIQQ", cid, seq, log_time, publish_time) + data)
+
+
+def compress(records: bytes, compression: str) -> bytes:
+    if compression == "zstd":
+        import zstandard
+
+        return zstandard.ZstdCompressor().compress(records)
+    if compression == "lz4":
+        import lz4.frame
+
+        return lz4.frame.compress(records)
+    return records
+
+
+def chunk(records: bytes, *, compression: str = "zstd", start: int = 0, end: int = 0, declared: int | None = None,
+          compressed: bytes | None = None, crc: int | None = None) -> bytes:
+    """A chunk record; `declared` (uncompressed size) and `compressed` may lie about `records`."""
+    data = compress(records, compression) if compressed is None else compressed
+    body = (struct.pack("<QQQI", start, end, len(records) if declared is None else declared,
+                        zlib.crc32(records) if crc is None else crc)
+            + _str(compression) + struct.pack("<Q", len(data)) + data)
+    return rec(0x06, body)
+
+
+def message_index(cid: int, entries: list[tuple[int, int]]) -> bytes:
+    return rec(0x07, struct.pack("<HI", cid, 16 * len(entries)) + b"".join(struct.pack("<QQ", t, o) for t, o in entries))
+
+
+def mcap_file(*records: bytes, complete: bool = True) -> bytes:
+    """Magic, header, `records`, then (complete) a data-end record, a footer without summary and the magic."""
+    tail = rec(0x0F, struct.pack("<I", 0)) + rec(0x02, struct.pack("<QQI", 0, 0, 0)) + MAGIC if complete else b""
+    return MAGIC + header() + b"".join(records) + tail
+
+
+def tactile_definitions(session: str = "00000000000000aa", topic: str = "tactile/right", data_sid: int = 1,
+                        meta_sid: int = 2) -> bytes:
+    """Schemas and channels 1 (data) and 2 (metadata) of one tactile collection."""
+    from wuji_tactile_device.contract import bfbs
+
+    return (schema(data_sid, DATA_SCHEMA, "flatbuffer", bfbs("TactileDataArrayRecord"))
+            + schema(meta_sid, META_SCHEMA, "flatbuffer", bfbs("TactileMetadataRecord"))
+            + channel(1, 1, topic, "flatbuffer", {"producer_session": session})
+            + channel(2, 2, topic + "/metadata", "flatbuffer", {"producer_session": session}))
+
+
+def tactile_messages(frames: int, *, num_taxels: int = 12, t0: int = 1_000_000_000, step: int = STEP_NS,
+                     times: list[int] | None = None, seed: int = 0) -> tuple[bytes, list[int]]:
+    """Metadata (channel 2) then `frames` data records (channel 1) as message records.
+    Returns (records, the data messages' log times)."""
+    from wuji_tactile_device.contract import DeviceDataTimestamp, encode_metadata_record, encode_tactile_record
+
+    rng = np.random.default_rng(seed)
+    md = encode_metadata_record(make_metadata(num_taxels), DeviceDataTimestamp(t0, t0, t0))
+    out = [message(2, 0, t0, t0, md)]
+    log_times = times if times is not None else [t0 + (i + 1) * step for i in range(frames)]
+    for i, t in enumerate(log_times):
+        out.append(message(1, i, t, t, encode_tactile_record(forces_for(rng, num_taxels), DeviceDataTimestamp(t, t, t))))
+    return b"".join(out), log_times

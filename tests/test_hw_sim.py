@@ -88,7 +88,8 @@ def test_emulated_cli_records_an_mcap_with_the_simulations_layout(tmp_path: Path
     topics = {(c.topic, summary.schemas[c.schema_id].name) for c in summary.channels.values()}
     assert topics == {("tactile/right", "core.TactileDataArrayRecord"),
                       ("tactile/right/metadata", "core.TactileMetadataRecord"),
-                      ("tactile/right/device_resultants", "wuji_tactile.DeviceResultants")}
+                      ("tactile/right/device_resultants", "wuji_tactile.DeviceResultants"),
+                      ("tactile/right/health", "wuji_tactile.HandHealth")}
     replay = McapReplay(out)
     tracker = TactileTracker("tactile/right", replay)
     frames = list(tracker.frames())
@@ -127,9 +128,10 @@ def test_emulated_hardware_recording_matches_the_simulation_recording(tmp_path: 
     assert main(["hw", "--emulate", "--fast", "--scenario", "press", "--record", str(hw_path)]) == 0
     sim_md, sim_frames, sim_topics = _replayed(sim_path)
     hw_md, hw_frames, hw_topics = _replayed(hw_path)
-    # the contract topics are identical; the hardware file adds the device's own resultants
+    # the contract topics are identical; the hardware file adds the device's own resultants and health
     assert hw_topics == sim_topics | {("tactile/right/device_resultants", "wuji_tactile.DeviceResultants",
-                                       "jsonschema", "json")}
+                                       "jsonschema", "json"),
+                                      ("tactile/right/health", "wuji_tactile.HandHealth", "jsonschema", "json")}
     assert hw_md.joint_ids == sim_md.joint_ids and hw_md.num_taxels == sim_md.num_taxels
     np.testing.assert_array_equal(hw_md.segment_bind_poses, sim_md.segment_bind_poses)
     np.testing.assert_array_equal(hw_md.segment_weights, sim_md.segment_weights)

@@ -277,4 +277,6 @@ def test_misuse_is_refused_by_name(tmp_path):
         assert rec.counters["written_json"] == 0
     with pytest.raises(RecordingError, match="is closed"):
         rec.write_json(h, {"i": 0, "v": 1.0}, log_time_ns=1, publish_time_ns=1)
-    assert inspect_file(tmp_path / "x.mcap").ok
+    report = inspect_file(tmp_path / "x.mcap")
+    assert report.ok  # the refused calls left a sound, complete file ...
+    assert report.collections == [] and not report.valid  # ... that holds no tactile collection: not valid

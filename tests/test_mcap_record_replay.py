@@ -312,7 +312,7 @@ def test_recorder_refuses_to_overwrite_and_bad_arguments(tmp_path):
     record(path, 2)
     with pytest.raises(RecordingError, match="already exists"):
         McapRecorder(path)
-    with pytest.raises(RecordingError, match="speed must be"):
+    with pytest.raises(ValueError, match="speed must be"):  # a caller's wrong argument
         McapReplay(path, speed=0)
 
 
@@ -416,5 +416,29 @@ def test_sample_clock_paces_and_windows_by_sample_time(tmp_path):
         tr = TactileTracker("c", replay)
         values = [int(f.forces[0, 0]) for f in tr.frames()]
     assert values == [5, 6, 7, 8, 9]  # sample times 100 ms .. 180 ms
-    with pytest.raises(RecordingError, match="clock must be one of log, sample"):
+    with pytest.raises(ValueError, match="clock must be one of log, sample"):
         McapReplay(path, clock="wall")
+
+
+def test_recorder_reports_every_kind_of_transport_drop(tmp_path):
+    """A queue over its byte budget or a payload over the size limit is a drop the recorder must
+    report, like a queue over its event count (it counted only the last)."""
+    from wuji_tactile_device.streams.base import TrackerCounters
+
+    class Sub:  # what a full subscription reports: one event-count, two byte-budget, three oversize
+        counters = TrackerCounters(overflowed=1, overflowed_bytes=2, oversize_dropped=3)
+        overflowed = 1
+
+        def drain(self, max_events=None):
+            return []
+
+        def close(self):
+            pass
+
+    class Transport:
+        def subscribe(self, collection_id, **limits):
+            return Sub()
+
+    with McapRecorder(tmp_path / "drops.mcap") as recorder:
+        recorder.add_collection(Transport(), "tactile/right")
+        assert recorder.dropped_by_transport == 6

@@ -241,16 +241,19 @@ def _reference_image(pad, contacts_p, contacts_f):
 
 
 def test_force_images_follow_the_rule_on_every_valid_pixel():
+    """The Gaussian model's images (the distributed model's are in test_sim_contact_model)."""
     from wuji_tactile_device.producers.sim.scenarios import PressScenario
     from wuji_tactile_device.producers.sim.producer import run_scenario
     got = {}
+    scenario = PressScenario()
+    scenario.contact_model = "gaussian"
 
     def grab(sim, reading):
         if sim.frames == 800:
             got["contacts"], _, _ = sim.contacts.pad_contacts(sim.data)
             got["reading"] = sim.read(images=True)
 
-    run_scenario(PressScenario(), max_frames=800, on_frame=grab)
+    run_scenario(scenario, max_frames=800, on_frame=grab)
     c, r = got["contacts"], got["reading"]
     assert len(c.pad) >= 5
     for k, pad in enumerate(pad_taxels("right")):

@@ -62,6 +62,8 @@ class _FastApproach(PressScenario):
     STANDOFF = np.zeros(5)
     PRE_S = 1.5
     MOUNT_KP = 4000.0
+    LEVEL_PADS = False               # the pre-change fixture: untilted wrist, gravity on the fingers
+    GRAVITY_COMPENSATION = False
 
 
 class _JointSpaceRelease(PressScenario):
@@ -205,3 +207,16 @@ def test_lift_run_without_frames_reports_instead_of_crashing():
     assert lines[0] == "scenario lift (right hand, 0 frames, 0.00 s simulated)"
     assert all(line.strip().startswith("[FAIL]") for line in lines[1:])
     assert "block lifted (height gain at the end): not reached — the run ended at 0.00 s" in lines[1]
+
+
+def test_the_cli_offers_every_scenario_and_the_contact_and_sensor_models(tmp_path):
+    from wuji_tactile_device.cli import cmd_sim
+    from wuji_tactile_device.producers.sim.scenarios import SCENARIOS
+
+    assert cmd_sim.SCENARIOS == SCENARIOS
+    import argparse
+    parser = argparse.ArgumentParser()
+    cmd_sim.register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["sim", "--scenario", "slip", "--contact-model", "gaussian",
+                              "--sensor-model", "docs/sensor_model_example.json"])
+    assert (args.scenario, args.contact_model, args.sensor_model) == ("slip", "gaussian", "docs/sensor_model_example.json")

@@ -392,6 +392,40 @@ def test_queue_overflow_is_counted_not_silent(net, peer, cid):
     peer.cmd(op="close", name="p")
 
 
+def test_big_samples_before_update_stay_within_the_byte_budget(net, peer, cid):
+    """12 distinct 2 MB samples arrive before any update(): a default tracker refuses them at
+    arrival (larger than max_flatbuffer_size, never copied out of Zenoh), one that accepts 4 MB
+    records holds at most its 5 MB byte budget; both count what they dropped."""
+    import tracemalloc
+
+    mb = 1_000_000
+    default = tracker_for(net, peer, cid)
+    roomy_id = cid + "_roomy"
+    roomy = tracker_for(net, peer, roomy_id, max_flatbuffer_size=4 * mb, queue_bytes=5 * mb, error_policy="drop")
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        for collection in (cid, roomy_id):
+            assert peer.cmd(op="raw_fill", collection=collection, session=11, stream="data", size=2 * mb,
+                            count=12)["ok"]
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            d, r = default._subscription.counters, roomy._subscription.counters
+            if d.oversize_dropped == 12 and r.overflowed_bytes == 10:
+                break
+            time.sleep(0.01)
+        held = tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+    assert (d.oversize_dropped, d.overflowed_bytes, default._subscription.queue.held_bytes) == (12, 0, 0)
+    assert (r.oversize_dropped, r.overflowed_bytes, roomy._subscription.queue.held_bytes) == (0, 10, 4 * mb)
+    assert held < 5 * mb + mb  # the roomy tracker's budget, plus bookkeeping
+    default.update()  # unconfirmed session: counted, no error
+    assert (default.counters.oversize_dropped, default.counters.dropped_before_confirmation) == (12, 12)
+    for collection in (cid, roomy_id):
+        peer.cmd(op="raw_close", collection=collection, session=11)
+
+
 def test_port_environment_variable_moves_the_default(monkeypatch):
     monkeypatch.setenv("WUJI_TACTILE_ZENOH_PORT", "17999")
     cfg = build_config()

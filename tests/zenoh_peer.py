@@ -4,8 +4,9 @@ stdin, one reply line per command on stdout.
     python tests/zenoh_peer.py --connect tcp/127.0.0.1:PORT
 
 Commands (`op`): publisher (open a TactilePublisher), publish (frames), publish_metadata, close,
-raw (a payload on a raw ProducerLink, for malformed input), raw_close, bare_put (a sample with no
-attachment), wait_matching (until the test's subscriber is known here), quit.
+raw (a payload on a raw ProducerLink, for malformed input), raw_fill (`count` distinct payloads of
+`size` bytes on a raw link, for memory bounds), raw_close, bare_put (a sample with no attachment),
+wait_matching (until the test's subscriber is known here), quit.
 Replies: {"ok": true, ...} or {"ok": false, "error": <exception class>, "message": <text>}.
 """
 from __future__ import annotations
@@ -84,6 +85,14 @@ def main() -> int:
                 if key not in links:
                     links[key] = transport.open_producer(*key)
                 links[key].publish(Stream(cmd["stream"]), bytes.fromhex(cmd["payload_hex"]), cmd["sequence"])
+            elif op == "raw_fill":
+                key = (cmd["collection"], cmd["session"])
+                if key not in links:
+                    links[key] = transport.open_producer(*key)
+                for i in range(cmd["count"]):
+                    payload = bytes([i % 251]) * cmd["size"]
+                    links[key].publish(Stream(cmd["stream"]), payload, cmd.get("start", 0) + i)
+                    del payload
             elif op == "raw_close":
                 links.pop((cmd["collection"], cmd["session"])).close()
             elif op == "bare_put":

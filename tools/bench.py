@@ -2,11 +2,12 @@
 """Run the benchmarks and print markdown tables (figures, floors, ratio targets).
 
 Usage: python tools/bench.py [--quick] [SECTION ...]   (sections: contract streams mcap sim hardware)
-Exit status 1 if any target fails."""
+Each section prints the machine load average before and after it ran (a ratio measured while
+other jobs slowed its reference is visible as such). Exit status 1 if any target fails."""
 import argparse
 import sys
 
-from wuji_tactile_device.benchmarks import SECTIONS, run_sections
+from wuji_tactile_device.benchmarks import SECTIONS, load_text, machine_load, run_sections
 
 
 def main() -> int:
@@ -17,7 +18,10 @@ def main() -> int:
     unknown = [s for s in args.sections if s not in SECTIONS]
     if unknown:
         parser.error(f"unknown section {unknown[0]!r}; choose from {', '.join(SECTIONS)}")
+    start_load = machine_load()
     sections = run_sections(tuple(args.sections) or SECTIONS, quick=args.quick)
+    print(f"machine load average (1/5/15 min) at start: {load_text(start_load)}, at end: "
+          f"{load_text(machine_load())}", end="\n\n")
     failed = 0
     for s in sections:
         print(s.markdown(), end="\n\n", flush=True)

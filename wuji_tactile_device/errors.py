@@ -61,6 +61,11 @@ class DeviceFormatError(ProducerError):
     """A device's declared sensor format or frame bytes break the vendor contract."""
 
 
+class ReadLimitError(RecordingError):
+    """Reading a file would exceed the work bound for its size (decompressed bytes or records per
+    pass, see docs/reliability.md): a decompression bomb or a file of tiny records."""
+
+
 class CorruptChunkError(RecordingError):
     """An MCAP chunk fails its CRC or does not decompress; `start_ns`/`end_ns` give the log-time
     range its header announces (what is lost)."""

@@ -2,13 +2,15 @@
 
 Each section module `benchmarks/<name>.py` exposes `run(quick: bool) -> Section`. Figures are
 medians; targets are ratios to a floor measured in the same run (this machine is shared and
-noisy, so absolute numbers are orders of magnitude only). Run with `python tools/bench.py` or
-`wuji-tactile bench`.
+noisy, so absolute numbers are orders of magnitude only). Every section records the machine
+load average (`os.getloadavg()`) before and after it runs, so a ratio earned against a reference
+slowed by other jobs is visible as such. Run with `python tools/bench.py` or `wuji-tactile bench`.
 """
 from __future__ import annotations
 
 import gc
 import importlib
+import os
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -41,14 +43,29 @@ class Target:
         return self.measured <= self.limit if self.op == "<=" else self.measured >= self.limit
 
 
+def machine_load() -> tuple[float, float, float]:
+    """The machine's load average over 1, 5 and 15 minutes (`os.getloadavg()`)."""
+    return os.getloadavg()
+
+
+def load_text(load: tuple[float, float, float]) -> str:
+    return "/".join(f"{v:.2f}" for v in load)
+
+
 @dataclass
 class Section:
     title: str
     rows: list[Row] = field(default_factory=list)
     targets: list[Target] = field(default_factory=list)
+    load_before: tuple[float, float, float] | None = None  # machine load (1/5/15 min) when it started
+    load_after: tuple[float, float, float] | None = None  # ... and when it ended
 
     def markdown(self) -> str:
-        lines = [f"### {self.title}", "", "| measurement | value | unit | note |", "|---|---:|---|---|"]
+        lines = [f"### {self.title}", ""]
+        if self.load_before is not None and self.load_after is not None:
+            lines += [f"machine load average (1/5/15 min) before: {load_text(self.load_before)}, after: "
+                      f"{load_text(self.load_after)} ({os.cpu_count()} CPUs)", ""]
+        lines += ["| measurement | value | unit | note |", "|---|---:|---|---|"]
         lines += [f"| {r.name} | {_fmt(r.value)} | {r.unit} | {r.note} |" for r in self.rows]
         if self.targets:
             lines += ["", "| target | measured | limit | result |", "|---|---:|---:|---|"]
@@ -89,5 +106,8 @@ def run_sections(names: tuple[str, ...] = SECTIONS, *, quick: bool = False) -> l
     out = []
     for name in names:
         module = importlib.import_module(f"{__name__}.{name}")
-        out.append(module.run(quick=quick))
+        before = machine_load()
+        section = module.run(quick=quick)
+        section.load_before, section.load_after = before, machine_load()
+        out.append(section)
     return out

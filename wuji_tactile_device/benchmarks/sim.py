@@ -111,7 +111,74 @@ def run(quick: bool = False) -> Section:
         Target("full producer frame rate / bare simulation", t["bare"] / t["full"], ">=", 0.6),
         Target("with images frame rate / bare simulation", t["bare"] / t["images"], ">=", 0.45),
     ]
+    extra = _contact_model_section(sim, quick)
+    rows += extra.rows
+    targets += extra.targets
     return Section("sim — MuJoCo hand producer (press hold, 5 pads loaded)", rows, targets)
+
+
+def _contact_model_section(sim, quick: bool) -> Section:
+    """Distributed contact model against the Gaussian blob, interleaved in one measurement on the
+    same hold state: bare frame, full producer and full + images with each model, plus the
+    machine's load average and each read's CPU time (less sensitive to a busy machine)."""
+    import os
+    import time
+
+    from ..producers.sim.contact_forces import ContactForceModel
+    from ..producers.sim.layout_metadata import sim_metadata
+    from ..streams.inproc import InProcessBus
+    from ..streams.publisher import TactilePublisher
+
+    models = {name: ContactForceModel(sim.model, sim.side, sim.object_geom_ids, contact_model=name)
+              for name in ("distributed", "gaussian")}
+    bus = InProcessBus()
+    sub = bus.subscribe("tactile/right")
+    pub = TactilePublisher("tactile/right", sim_metadata(sim.side), bus)
+
+    def frame(model, images):
+        def fn():
+            sim.step_frame()
+            r = model.read(sim.data, images=images)
+            pub.publish(r.taxel_forces, sample_time_ns=sim.time_ns)
+            sub.drain()
+        return fn
+
+    fns = {"bare": sim.step_frame}
+    for name, m in models.items():
+        fns[f"{name}"] = frame(m, False)
+        fns[f"{name}+images"] = frame(m, True)
+    load_before = os.getloadavg()[0]
+    number, repeat = (20, 5) if quick else (50, 15)
+    t = compare(fns, number=number, repeat=repeat)
+    load_after = os.getloadavg()[0]
+    pub.close()
+    cpu = {}
+    for name, m in models.items():      # CPU time of the read alone (process_time), same state
+        for images in (False, True):
+            n = 200
+            c0 = time.process_time()
+            for _ in range(n):
+                m.read(sim.data, images=images)
+            cpu[name, images] = (time.process_time() - c0) / n
+    dm = models["distributed"].distributed
+    rows = [Row("machine load average (1 min) before / after the model comparison", load_before, "",
+                f"after: {load_after:.2f} (2 cores shared)")]
+    for name in models:
+        backend = f", {dm.backend} backend" if name == "distributed" else ""
+        rows += [
+            Row(f"[{name}{backend}] full producer / bare", t["bare"] / t[name], "×",
+                f"{t[name] * 1e6:.0f} µs/frame vs bare {t['bare'] * 1e6:.0f} µs"),
+            Row(f"[{name}] with images / bare", t["bare"] / t[f"{name}+images"], "×",
+                f"{t[f'{name}+images'] * 1e6:.0f} µs/frame"),
+            Row(f"[{name}] read (contacts → 176 taxels), CPU time", cpu[name, False] * 1e6, "µs",
+                f"with images {cpu[name, True] * 1e6:.0f} µs"),
+        ]
+    targets = [
+        Target("distributed contact: full producer frame rate / bare simulation", t["bare"] / t["distributed"], ">=", 0.6),
+        Target("distributed contact: with images frame rate / bare simulation",
+               t["bare"] / t["distributed+images"], ">=", 0.45),
+    ]
+    return Section("sim — distributed contact vs Gaussian", rows, targets)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,10 @@ def register(subparsers) -> None:
                     "the MuJoCo simulation, and publish its 176 fingertip taxels as the tactile contract. "
                     "Forces in newtons, taxel axes (+Z outward normal), force ON the taxel (a press gives fz < 0).")
     src = p.add_argument_group("device")
-    src.add_argument("--hand", choices=("right", "left"), default="right", help="hand side (default right)")
+    src.add_argument("--hand", choices=("right", "left"),
+                     help="hand side: connects to that hand, or checks the one given by --sn/--address "
+                          "(default: the side the hand reports; --emulate: right)")
+    src.add_argument("--list", action="store_true", help="list the Wuji Hand 2 devices found and exit")
     who = src.add_mutually_exclusive_group()
     who.add_argument("--address", metavar="A", help="connect by address (IP:port) instead of handedness")
     who.add_argument("--sn", metavar="S", help="connect by serial number instead of handedness")
@@ -44,6 +47,11 @@ def register(subparsers) -> None:
     emu.add_argument("--seed", type=int, default=0, help="simulation seed (same as `wuji-tactile sim --seed`)")
     emu.add_argument("--joints", metavar="FILE", help="playback scenario: joint angle file (see `wuji-tactile sim`)")
     emu.add_argument("--rate", type=float, default=100.0, help="playback scenario: rows per second (default 100)")
+    emu.add_argument("--contact-model", choices=("distributed", "gaussian"), default="distributed",
+                     help="simulation contact model feeding the emulated pads (see `wuji-tactile sim --help`)")
+    emu.add_argument("--sensor-model", metavar="FILE.json",
+                     help="sensor model applied to the simulated forces before the emulated device encodes "
+                          "them (see `wuji-tactile sim --help`), seeded by --seed")
     emu.add_argument("--fault", action="append", default=[], metavar="KIND:FINGER@T0[-T1]",
                      help=f"inject a fault at scenario time T0 [s] (until T1 for offline/stall); KIND in "
                           f"{', '.join(FAULT_KINDS)}; e.g. offline:ring@1.0-1.5, truncated:index@0.3, "
@@ -60,7 +68,9 @@ def register(subparsers) -> None:
                            "layout for fingers whose format declares none")
     conv.add_argument("--assume-point-unit", choices=("N", "normalized"),
                       help="point unit for formats that declare none (otherwise refused)")
-    conv.add_argument("--sync-tolerance-ms", type=float, help="max device-time spread in one tick (default half a period)")
+    conv.add_argument("--sync-tolerance-ms", type=float,
+                      help="max device-time spread in one tick (default one tick period: fingers are paired "
+                           "by nearest sample within a period)")
     conv.add_argument("--stale-ms", type=float, help="silence after which a finger is unavailable (default 5 periods)")
     out = p.add_argument_group("output")
     out.add_argument("--collection", metavar="ID", help="collection id (default tactile/<hand>)")
@@ -75,35 +85,55 @@ def register(subparsers) -> None:
     p.set_defaults(run=run)
 
 
-def _config(args):
+def _config(args, side: str):
     from ..producers.hardware import AxisMapping, HardwareConfig
 
     from ..producers.emulated import simulation_layout
 
-    fallback = simulation_layout(args.hand) if args.layout == "sim" else None
+    fallback = simulation_layout(side) if args.layout == "sim" else None
     return HardwareConfig(
-        side=args.hand, collection_id=args.collection, axis_mapping=AxisMapping.parse(args.axes, args.force_sign),
+        side=side, collection_id=args.collection, axis_mapping=AxisMapping.parse(args.axes, args.force_sign),
         full_scale_path=args.full_scale, fallback_layout=fallback, assume_point_unit=args.assume_point_unit,
         tolerance_us=None if args.sync_tolerance_ms is None else int(args.sync_tolerance_ms * 1000),
         stale_after_s=None if args.stale_ms is None else args.stale_ms / 1000)
 
 
 def _open_device(args):
+    """(device, emulator or None, side). The side is checked against what the hand reports (a
+    mismatch is refused) or, without --hand, taken from it."""
     # The vendor SDK prints a telemetry notice unless told not to: silenced here, for this
     # command, unless the user set the variable (library users choose for themselves).
     os.environ.setdefault("WUJI_TELEMETRY_DISABLE", "1")
     from ..producers.emulated import EmulatedHand2
-    from ..producers.hardware import SdkFingertipDevice, connect_sdk_hand
+    from ..producers.emulated.emulator import EmulatedSdkManager
+    from ..producers.hardware import connect_sdk_hand, resolve_side
 
+    emu, manager = None, None
     if args.emulate:
         from ..producers.hardware import AxisMapping
-        emu = EmulatedHand2(args.hand, firmware=args.firmware, mounting=not args.no_placement,
+        emu = EmulatedHand2(args.hand or "right", firmware=args.firmware, mounting=not args.no_placement,
                             positions=not args.no_placement, axis_mapping=AxisMapping.parse(args.axes, args.force_sign))
-        return SdkFingertipDevice(emu), emu
-    return connect_sdk_hand(side=args.hand, sn=args.sn, address=args.address, timeout_ms=args.timeout_ms), None
+        manager = EmulatedSdkManager([emu])  # the same connect / reconnect path as a real hand
+        device = connect_sdk_hand(sn=emu.serial_number, side=args.hand, manager=manager, timeout_ms=args.timeout_ms)
+    else:
+        if not (args.sn or args.address or args.hand):
+            raise ProducerError("name the hand: --hand right|left, --sn SERIAL or --address IP:PORT "
+                                "(`wuji-tactile hw --list` shows the hands found)")
+        device = connect_sdk_hand(side=args.hand, sn=args.sn, address=args.address, timeout_ms=args.timeout_ms)
+    identity = getattr(device, "identity", None)
+    try:
+        side = resolve_side(args.hand, identity.side if identity is not None else None,
+                            serial_number=device.serial_number,
+                            source=(identity.side_source if identity is not None else "") or "handedness()")
+    except BaseException:
+        device.close()
+        raise
+    return device, emu, side
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.list:
+        return _list_hands()
     if args.calibrate_zero:
         return _calibrate(args)
     if not args.record and not wants_zenoh(args):
@@ -111,16 +141,29 @@ def run(args: argparse.Namespace) -> int:
     faults = [_parse_fault(f) for f in args.fault]
     if faults and not args.emulate:
         raise ProducerError("--fault needs --emulate (faults are injected into the emulated hand)")
-    device, emu = _open_device(args)
-    return _publish(args, device, emu, faults)
+    device, emu, side = _open_device(args)
+    return _publish(args, device, emu, side, faults)
 
 
-def _publish(args, device, emu, faults) -> int:
+def _list_hands() -> int:
+    os.environ.setdefault("WUJI_TELEMETRY_DISABLE", "1")
+    from ..producers.hardware import scan_hands
+
+    hands = scan_hands()
+    if not hands:
+        print("wuji-tactile hw: no Wuji Hand 2 found (USB or network)", file=sys.stderr)
+        return 0
+    for hand in hands:
+        print(hand.describe())
+    return 0
+
+
+def _publish(args, device, emu, side: str, faults) -> int:
     from ..producers.emulated.simulation import EmulatedHandProducer, simulation_forces
     from ..producers.hardware import HardwareProducer
 
     try:
-        config = _config(args)
+        config = _config(args, side)
         producer = HardwareProducer(device, config)
     except BaseException:
         device.close()
@@ -133,8 +176,14 @@ def _publish(args, device, emu, faults) -> int:
             for k, fault in enumerate(faults):
                 _apply_fault(emulator, fault, t, state, k)
 
-        source = simulation_forces(args.hand, args.scenario, seed=args.seed, duration_s=args.duration,
-                                   playback_file=args.joints, playback_rate=args.rate)
+        sensor_model = None
+        if args.sensor_model:
+            from ..producers.sim.sensor_model import SensorModel
+
+            sensor_model = SensorModel.from_file(args.sensor_model, side, seed=args.seed)
+        source = simulation_forces(side, args.scenario, seed=args.seed, duration_s=args.duration,
+                                   playback_file=args.joints, playback_rate=args.rate,
+                                   contact_model=args.contact_model, sensor_model=sensor_model)
         producer = EmulatedHandProducer(emu, producer, source, before_tick=inject)
         duration, speed = None, None if args.fast else 1.0  # the scenario's length (cut by --duration) ends it
     hw = getattr(producer, "hardware", producer)
@@ -148,8 +197,10 @@ def _publish(args, device, emu, faults) -> int:
     lost = {k: sum(getattr(c, k).values()) for k in ("dropped", "lost", "late", "duplicate", "malformed",
                                                      "digest_mismatch")}
     print(f"hw: published {run.published} frames; " + ", ".join(f"{k} {v}" for k, v in lost.items())
+          + f"; superseded {sum(c.superseded.values())}; incomplete ticks {c.incomplete_ticks}"
           + f"; clock jumps {c.clock_jumps}; info revisions {c.info_revisions}; saturated "
-          f"{sum(c.saturated.values())}" + (f"; wrote {args.record}" if args.record else ""), file=sys.stderr)
+          f"{sum(c.saturated.values())}; recoveries {c.recovery.get('recovered', 0)}, reconnects "
+          f"{c.link.get('reconnects', 0)}" + (f"; wrote {args.record}" if args.record else ""), file=sys.stderr)
     return exit_code(run)
 
 
@@ -206,7 +257,7 @@ def _calibrate(args) -> int:
         if input("Are all five pads unloaded? [y/N] ").strip().lower() not in ("y", "yes"):
             print("wuji-tactile hw: zero calibration cancelled", file=sys.stderr)
             return 1
-    device, emu = _open_device(args)
+    device, emu, _side = _open_device(args)
     sleep = time.sleep
     if emu is not None:
         import numpy as np
@@ -215,7 +266,10 @@ def _calibrate(args) -> int:
         done = calibrate_zero(device, on_poll=lambda st: None, sleep=sleep)
     finally:
         device.close()
-    print("wuji-tactile hw: zero calibration done: " + ", ".join(f"{f} {t:.2f} s" for f, t in done.items()),
-          file=sys.stderr)
+    print(f"wuji-tactile hw: zero calibration done: {done.describe()}", file=sys.stderr)
+    if done.fallback:
+        print(f"wuji-tactile hw: warning: {', '.join(done.fallback)} never showed the Calibrating state; "
+              "accepted by the fallback rule (Ready after the fallback time) — check those pads' zero",
+              file=sys.stderr)
     return 0
 

@@ -44,6 +44,7 @@ def report_json(report) -> dict:
         "size_bytes": sc.size,
         "complete": sc.complete,
         "chunks": len(sc.chunks),
+        "collections": list(report.collections),
         "library": sc.library,
         "file_metadata": [{"name": md.name, "metadata": dict(md.metadata)} for md in sc.metadata],
         "topics": [{
@@ -67,4 +68,5 @@ def report_json(report) -> dict:
         "problem_count": report.problem_count,
         "problems": list(report.problems),
         "ok": report.ok,
+        "valid": report.valid,
     }

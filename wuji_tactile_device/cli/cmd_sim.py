@@ -17,15 +17,31 @@ from ..errors import ProducerError
 from .common import add_publish_arguments, add_recording_arguments, exit_code, run_producer
 
 
+#: `producers.sim.scenarios.SCENARIOS`, spelled out so that `--help` does not load MuJoCo (a test
+#: keeps the two equal).
+SCENARIOS = ("press", "lift", "playback", "nail-contact", "grasp-sphere", "grasp-cylinder", "grasp-box",
+             "release", "slip", "roll")
+
+
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "sim", help="simulate the Wuji Hand 2 in MuJoCo and publish/record its fingertip taxels",
         description="Run a scenario on the simulated Wuji Hand 2 (MuJoCo 4.0, 1 ms physics, 100 Hz output) and "
                     "publish its 176 taxel forces (newtons, taxel axes, force ON the taxel: a press gives fz < 0) "
                     "through the tactile contract. Needs no network and no XR runtime by default.")
-    p.add_argument("--scenario", choices=("press", "lift", "playback"), default="press",
+    p.add_argument("--scenario", choices=SCENARIOS, default="press",
                    help="press: thumb opposes four fingers on a fixed object (0.05→0.5 N ramp); lift: thumb and "
-                        "index lift a 30 g block 80 mm; playback: joint targets from --joints (default press)")
+                        "index lift a 30 g block 80 mm; grasp-sphere/-cylinder/-box: a free object grasped from "
+                        "a table and lifted; release: let go under load; slip: a pad dragged across a surface "
+                        "at constant normal load; roll: a cylinder rolled between thumb and index; "
+                        "nail-contact: the sensing mask refuses a nail-side contact; playback: joint targets "
+                        "from --joints (default press). docs/sim.md lists each scenario's checks")
+    p.add_argument("--contact-model", choices=("distributed", "gaussian"), default="distributed",
+                   help="how a pad's contact force spreads over its taxels: distributed (default; a compliant "
+                        "layer indented by the object's geometry) or gaussian (a fixed blob per contact point)")
+    p.add_argument("--sensor-model", metavar="FILE.json",
+                   help="apply a sensor model (noise, drift, hysteresis, lag, latency, crosstalk, "
+                        "quantisation, saturation, dead taxels; docs/sim.md) seeded by --seed; default: ideal")
     p.add_argument("--hand", choices=("right", "left"), default="right", help="hand side (default right)")
     p.add_argument("--collection", metavar="ID", help="collection id (default tactile/<hand>)")
     add_recording_arguments(p)
@@ -50,6 +66,11 @@ def run(args: argparse.Namespace) -> int:
     if args.scenario == "playback" and not args.joints:
         raise ProducerError("scenario playback needs --joints FILE (20 angles per row, firmware order)")
     scenario = make_scenario(args.scenario, playback_file=args.joints, playback_rate=args.rate)
+    scenario.contact_model = args.contact_model
+    if args.sensor_model:
+        from ..producers.sim.sensor_model import SensorModel
+
+        scenario.sensor_model = SensorModel.from_file(args.sensor_model, args.hand, seed=args.seed)
     if args.duration is not None and not args.duration > 0:
         raise ProducerError(f"--duration must be > 0 s, got {args.duration}")
     frames = None if args.duration is None else int(round(args.duration * 100))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..errors import RecordingError
+from ..errors import TactileError
 
 VALIDATE_FORMAT = "wuji-tactile.validate/1"
 
@@ -14,8 +14,9 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("validate", help="check MCAP recordings; exit 1 on any fault",
                               description="Check every chunk CRC, every record through the verifier, every "
                                           "metadata through validation, and that the file is complete. "
-                                          "Prints the faults; exit 0 = all valid, 1 = any not (a file that "
-                                          "cannot be opened or is not MCAP counts as invalid).")
+                                          "A file without any tactile collection is not valid. Prints the "
+                                          "faults; exit 0 = all valid, 1 = any not (a file that cannot be "
+                                          "opened or is not MCAP counts as invalid).")
     p.add_argument("input", metavar="FILE.mcap", nargs="+")
     p.add_argument("--json", action="store_true",
                    help=f"print the verdicts as one JSON object (format {VALIDATE_FORMAT!r}, see docs/cli.md)")
@@ -30,12 +31,12 @@ def run(args: argparse.Namespace) -> int:
     for path in args.input:
         try:
             full = report_json(inspect_file(path))
-        except RecordingError as exc:  # not openable / not MCAP: a verdict on this file, not the end of the run
-            verdicts.append({"path": path, "valid": False, "error": str(exc), "checked_messages": 0,
-                             "truncation": None, "problem_count": 0, "problems": []})
+        except TactileError as exc:  # not MCAP, unreadable, not a regular file: this file is invalid, go on
+            verdicts.append({"path": path, "valid": False, "error": str(exc), "collections": [],
+                             "checked_messages": 0, "truncation": None, "problem_count": 0, "problems": []})
             continue
-        verdicts.append({"path": path, "valid": full["ok"], "error": None,
-                         **{k: full[k] for k in ("checked_messages", "truncation", "problem_count", "problems")}})
+        verdicts.append({"path": path, "valid": full["valid"], "error": None,
+                         **{k: full[k] for k in ("collections", "checked_messages", "truncation", "problem_count", "problems")}})
     if args.json:
         print(json.dumps({"format": VALIDATE_FORMAT, "valid": all(v["valid"] for v in verdicts), "files": verdicts},
                          indent=2))
@@ -58,4 +59,8 @@ def _text(v: dict) -> str:
     lines += [f"  {p}" for p in v["problems"]]
     if v["problem_count"] > len(v["problems"]):
         lines.append(f"  ... and {v['problem_count'] - len(v['problems'])} more")
+    if not v["error"] and not v["collections"]:
+        from ..recording.inspect import InspectReport
+
+        lines.append(f"  {InspectReport.NO_COLLECTION}")
     return "\n".join(lines)

@@ -8,6 +8,7 @@ failure raises `InvalidMessageError` naming the message, the field and what was 
 """
 from __future__ import annotations
 
+import mmap
 import struct
 from typing import NamedTuple
 
@@ -28,12 +29,21 @@ class Table(NamedTuple):
     name: str
 
 
+_BUFFER_TYPES = (bytes, bytearray, memoryview, mmap.mmap)
+
+
 def check_size(buf: object, max_size: int | None, what: str) -> int:
-    """Length of `buf`; `MessageTooLargeError` when it exceeds `max_size`."""
-    try:
-        n = len(buf)  # type: ignore[arg-type]
-    except TypeError:
-        raise InvalidMessageError(f"{what}: expected a bytes-like buffer, got {type(buf).__name__}") from None
+    """Length of `buf`; `InvalidMessageError` unless it is bytes, bytearray, memoryview or mmap
+    (a str or a numpy array is not a message: `bytes(array)` is); `MessageTooLargeError` when it
+    exceeds `max_size`."""
+    if not isinstance(buf, _BUFFER_TYPES):
+        raise InvalidMessageError(f"{what}: expected a bytes-like buffer, got {type(buf).__name__} (bytes, bytearray, "
+                                  "memoryview or mmap" + ("; convert an array with bytes(array))"
+                                                          if hasattr(buf, "__array__") else ")"))
+    if isinstance(buf, memoryview) and (buf.itemsize != 1 or buf.ndim != 1 or not buf.c_contiguous):
+        raise InvalidMessageError(f"{what}: expected a flat byte buffer, got a memoryview of format {buf.format!r} "
+                                  f"and shape {buf.shape}")
+    n = len(buf)
     if max_size is not None and n > max_size:
         raise MessageTooLargeError(f"{what}: {n} bytes exceeds the limit of {max_size} bytes (max_flatbuffer_size)")
     return n

@@ -289,3 +289,89 @@ def peek_record_times(payload, stream: Stream) -> tuple[int, int]:
 _TWO_I64 = struct.Struct("<qq")
 #: Bytes of a data record beyond its forces (tables, timestamp, FlatBuffer overhead).
 _RECORD_OVERHEAD = len(_layout(0, True).template)
+
+
+_new_tuple = tuple.__new__  # builds a NamedTuple without its Python-level __new__
+
+
+class ForceRecordCodec:
+    """Per-frame encode and check of `TactileDataArrayRecord`s of one taxel count, for the stream
+    hot paths. Every record of N taxels has the Builder's bytes except the 24 timestamp bytes and
+    the N × 12 force bytes (`head | timestamp | middle | forces | tail`): `encode` joins the
+    constant parts with the packed timestamp and forces; `check_bytes`/`check_batch`/`decode`
+    accept a payload whose structural bytes equal the verified layout's (such a buffer is valid:
+    a FlatBuffer's validity depends only on its structural bytes, never on the float and int64
+    values) and return None for anything else, which the caller decodes with the full verifier."""
+
+    def __init__(self, num_taxels: int):
+        if num_taxels < 1:
+            raise ValueError(f"num_taxels must be >= 1, got {num_taxels}")
+        layout = _layout(num_taxels, True)  # the Builder's bytes, verified by flatbuf
+        self.num_taxels = num_taxels
+        self.size = len(layout.template)
+        self._ts = layout.timestamp_pos
+        self._forces = layout.forces_pos
+        self._head, self._middle, self._tail = layout.head, layout.middle, layout.tail
+        self._tail_start = self.size - len(layout.tail)
+        # Batches view the joined payloads as rows of float32: needs 4-byte aligned rows and forces.
+        self._batchable = self.size % 4 == 0 and self._forces % 4 == 0
+        self._head_u8 = np.frombuffer(self._head, np.uint8)
+        self._middle_u8 = np.frombuffer(self._middle, np.uint8)
+        self._tail_u8 = np.frombuffer(self._tail, np.uint8)
+
+    def encode(self, forces: np.ndarray, available_ns: int, sample_ns: int, device_ns: int) -> bytes:
+        """The record of `forces` (C-contiguous `(N, 3)` float32 [N]) and its timestamp [ns];
+        equal, byte for byte, to the contract's `encode_tactile_record`. Raises `struct.error` for
+        a timestamp that is not an int64 (the caller then lets the contract's encoder judge it)."""
+        return b"".join((self._head, _TIMESTAMP.pack(available_ns, sample_ns, device_ns), self._middle,
+                         forces.tobytes(), self._tail))
+
+    def check_bytes(self, payload: bytes) -> tuple[np.ndarray, DeviceDataTimestamp] | None:
+        """`decode` for a payload known to be `bytes` (the hot path)."""
+        ts, fp = self._ts, self._forces
+        if (len(payload) != self.size or payload[:ts] != self._head or payload[ts + 24 : fp] != self._middle
+                or payload[self._tail_start :] != self._tail):
+            return None
+        forces = np.frombuffer(payload, np.float32, 3 * self.num_taxels, fp).reshape(self.num_taxels, 3)
+        return forces, _new_tuple(DeviceDataTimestamp, _TIMESTAMP.unpack_from(payload, ts))
+
+    def check_batch(self, payloads: list) -> list[tuple[np.ndarray, DeviceDataTimestamp, bool] | None]:
+        """`decode` of many payloads at once, plus whether each frame's forces are all finite:
+        per payload `(forces, timestamp, finite)` or None (decode that one with the contract's
+        verifier). The structural bytes and finiteness of all of them are checked with a few
+        numpy operations on the joined payloads; each `forces` is a read-only `(N, 3)` view into
+        that joined copy (it keeps the whole batch alive: callers bound the batch size)."""
+        size, n = self.size, self.num_taxels
+        out: list = [None] * len(payloads)
+        rows = [i for i, p in enumerate(payloads) if type(p) is bytes and len(p) == size]
+        if not rows:
+            return out
+        if not self._batchable:
+            for i in rows:
+                checked = self.check_bytes(payloads[i])
+                out[i] = None if checked is None else (*checked, bool(np.isfinite(checked[0]).all()))
+            return out
+        joined = b"".join([payloads[i] for i in rows])
+        u8 = np.frombuffer(joined, np.uint8).reshape(len(rows), size)
+        ts, fp, tail = self._ts, self._forces, self._tail_start
+        valid = (u8[:, :ts] == self._head_u8).all(axis=1)
+        valid &= (u8[:, ts + 24 : fp] == self._middle_u8).all(axis=1)
+        valid &= (u8[:, tail:] == self._tail_u8).all(axis=1)
+        first = fp // 4
+        forces = np.frombuffer(joined, np.float32).reshape(len(rows), size // 4)[:, first : first + 3 * n]
+        forces = forces.reshape(len(rows), n, 3)
+        finite = np.isfinite(forces).all(axis=(1, 2)).tolist()
+        unpack = _TIMESTAMP.unpack_from
+        new = _new_tuple
+        for row, (i, ok) in enumerate(zip(rows, valid.tolist())):
+            if ok:
+                out[i] = (forces[row], new(DeviceDataTimestamp, unpack(joined, row * size + ts)), finite[row])
+        return out
+
+    def decode(self, payload: object) -> tuple[np.ndarray, DeviceDataTimestamp] | None:
+        """(forces, timestamp) of a `bytes` payload laid out as this codec's records — forces a
+        read-only `(N, 3)` float32 view [N] — or None for anything else (other size, other
+        structural bytes, not `bytes`): decode that with the contract's verifier."""
+        if type(payload) is not bytes:
+            return None
+        return self.check_bytes(payload)

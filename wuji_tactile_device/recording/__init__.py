@@ -2,7 +2,7 @@
 
 `McapRecorder` writes collections from a transport or from trackers; `McapReplay` is a file as a
 `TactileTracker` source; `recover` rewrites a damaged file; `inspect_file` reports and checks one.
-The file layout is described in `recording.layout`.
+The file layout is described in `recording.naming`; the bounds on hostile files in docs/reliability.md.
 """
 from .inspect import InspectReport, inspect_file
 from .recorder import McapRecorder

@@ -1,22 +1,29 @@
 """inspect_file: what a recording holds (per topic: counts, time range, rate, schema, sessions) and
 whether it is sound: every chunk against its CRC, every data record through the verifier and
 against its session's taxel count, every metadata record through validation, every message of an
-auxiliary JSON topic parsed and checked against its channel's `jsonschema` schema. Topics in other
-encodings are counted and listed, not checked."""
+auxiliary JSON topic parsed and checked against its channel's `jsonschema` schema, every chunk's
+message index against the chunk's records. Topics in other encodings are counted and listed, not
+checked. A file without any tactile collection is sound (`ok`) but not `valid` (replay refuses it).
+
+Bounded: one chunk in memory at a time and the per-file work bound of `recording.scan`; data
+records are decoded with a size limit of `INSPECT_MAX_DATA_SIZE`, metadata records with the
+tracker's `TRACKER_METADATA_MAX_SIZE` (no tracker accepts a larger one)."""
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import CorruptChunkError, TactileError
-from ..contract import decode_metadata_record, decode_tactile_record
+from ..errors import CorruptChunkError, ReadLimitError, RecordingError, TactileError
+from ..contract import TRACKER_METADATA_MAX_SIZE, decode_metadata_record, decode_tactile_record
 from ..contract.naming import Stream, stream_key
 from . import json_channel, naming
-from .replay import streams_of
-from .scan import FileView, Scan, read_chunk, scan
+from .replay import index_difference, streams_of
+from .scan import FileView, ReadBudget, Scan, read_chunk, read_partial_chunk, scan
 
 MAX_LISTED = 20  # problems listed per file (all are counted)
+#: Largest data record checked [bytes]: 1 MiB is ~87,000 taxels, far beyond any hand (176 taxels: 2,184 B).
+INSPECT_MAX_DATA_SIZE = 1 << 20
 
 
 @dataclass
@@ -68,11 +75,21 @@ class InspectReport:
     problem_count: int = 0
     notes: list[str] = field(default_factory=list)  # facts a user should know, not faults
     checked_messages: int = 0
+    collections: list[str] = field(default_factory=list)  # tactile collections with at least one message
+
+    NO_COLLECTION = ("no tactile collection: no message on a channel with the schemas "
+                     "core.TactileDataArrayRecord / core.TactileMetadataRecord (replay refuses the file)")
 
     @property
     def ok(self) -> bool:
-        """True when the file is complete and every check passed."""
+        """True when the file is complete and every check passed (it may hold only auxiliary topics)."""
         return self.problem_count == 0 and self.scan.truncation is None
+
+    @property
+    def valid(self) -> bool:
+        """`ok` and holding at least one tactile collection: what `wuji-tactile validate` accepts
+        (a file without any is not a tactile recording, and replay refuses it)."""
+        return self.ok and bool(self.collections)
 
     def problem(self, text: str) -> None:
         self.problem_count += 1
@@ -103,6 +120,8 @@ class InspectReport:
                 s += f" ({tr.cut_off_chunk()})"
             lines.append(s)
         lines += [f"note: {n}" for n in self.notes]
+        if not self.collections:
+            lines.append(self.NO_COLLECTION)
         lines.append(f"checked {self.checked_messages} messages: "
                      + ("no problems" if self.problem_count == 0 else f"{self.problem_count} problem(s)"))
         lines += [f"  {p}" for p in self.problems]
@@ -118,6 +137,11 @@ def inspect_file(path: str | os.PathLike) -> InspectReport:
     try:
         sc = scan(view)
         report = InspectReport(view.path, sc)
+        for d in sc.damage:
+            report.problem(f"damaged: {d}")
+        report.problem_count += sc.damage_count - len(sc.damage)
+        if sc.metadata_ignored:
+            report.problem(f"{sc.metadata_ignored} file metadata records beyond the first {len(sc.metadata)} ignored")
         if sc.loose_messages:
             report.problem(f"{sc.loose_messages} messages are stored outside chunks (not checked)")
         schemas, channels = dict(sc.schemas), dict(sc.channels)
@@ -125,14 +149,23 @@ def inspect_file(path: str | os.PathLike) -> InspectReport:
         taxels: dict[tuple[str, int], int] = {}  # (collection, session) -> taxel count of its metadata
         adopted: dict[str, object] = {}  # collection -> first valid metadata
         early: dict[str, int] = {}  # collection -> data frames logged before their session's metadata
+        bad_channels: set[int] = set()  # channels refused by streams_of (reported once)
         json_schemas: dict[int, dict | None] = {}  # schema id -> parsed jsonschema (None: unusable, reported)
         unchecked: set[str] = set()  # topics in encodings this package does not check
+        budget = ReadBudget(sc.size, view.path)
         for chunk in sc.chunks:  # one chunk in memory at a time
             try:
-                c = read_chunk(view, chunk)
+                c = read_chunk(view, chunk, budget)
             except CorruptChunkError as exc:
                 report.problem(str(exc))
                 continue
+            except ReadLimitError as exc:
+                report.problem(f"{exc}; the rest of the file is not checked")
+                break
+            difference = index_difference(chunk, c.messages) if sc.has_summary and chunk.channel_counts else None
+            if difference is not None:
+                report.problem(f"the message index of {chunk.describe()} {difference} (readers that trust the "
+                               "index lose or misplace messages; `wuji-tactile recover` rewrites it)")
             schemas.update((s.id, s) for s in c.schemas)
             channels.update((ch.id, ch) for ch in c.channels)
             for m in c.messages:
@@ -156,7 +189,15 @@ def inspect_file(path: str | os.PathLike) -> InspectReport:
                     else max(stats.last_sample_ns, m.publish_time)
                 stats.max_bytes = max(stats.max_bytes, len(m.data))
                 if m.channel_id not in streams:
-                    streams[m.channel_id] = streams_of(view.path, schemas, {ch.id: ch}).get(ch.id)
+                    try:
+                        streams[m.channel_id] = streams_of(view.path, schemas, {ch.id: ch}).get(ch.id)
+                    except RecordingError as exc:  # missing schema, bad producer session
+                        report.problem(str(exc))
+                        streams[m.channel_id] = None
+                        unchecked.discard(ch.topic)
+                        bad_channels.add(m.channel_id)
+                if m.channel_id in bad_channels:
+                    continue
                 stream_of = streams[m.channel_id]
                 if stream_of is None:
                     if ch.message_encoding == json_channel.MESSAGE_ENCODING:
@@ -169,6 +210,16 @@ def inspect_file(path: str | os.PathLike) -> InspectReport:
                 stats.sessions.add(session)
                 report.checked_messages += 1
                 _check(report, m, cid, stream, session, taxels, adopted, early)
+        partial = sc.truncation.partial_chunk if sc.truncation is not None else None
+        if partial is not None:
+            try:
+                salvage = len(read_partial_chunk(view, partial, budget).messages)
+            except (CorruptChunkError, ReadLimitError):
+                salvage = 0
+            if salvage:
+                report.notes.append(f"{salvage} complete messages of the cut-off chunk are readable "
+                                    "(`wuji-tactile recover` keeps them)")
+        report.collections = sorted({v[0] for v in streams.values() if v is not None})
         for topic in sorted(unchecked):
             t = report.topics[topic]
             report.notes.append(f"{topic}: {t.count} messages in encoding {t.message_encoding!r} are counted, not checked")
@@ -185,14 +236,14 @@ def _check(report: InspectReport, m, cid: str, stream: Stream, session: int, tax
     where = f"{stream_key(cid, stream)} session {session:016x} seq {m.sequence} (log time {m.log_time} ns)"
     try:
         if stream is Stream.DATA:
-            record = decode_tactile_record(m.data)
+            record = decode_tactile_record(m.data, max_size=INSPECT_MAX_DATA_SIZE)
             n = taxels.get((cid, session))
             if n is None:
                 early[cid] = early.get(cid, 0) + 1
             elif record.forces.shape[0] != n:
                 report.problem(f"{where}: {record.forces.shape[0]} taxels, its session's metadata declares {n}")
         else:
-            record = decode_metadata_record(m.data)
+            record = decode_metadata_record(m.data, max_size=TRACKER_METADATA_MAX_SIZE)
             record.metadata.validate()
             first = adopted.setdefault(cid, record.metadata)
             if record.metadata != first:

@@ -8,17 +8,27 @@ decodes and plots natively. Replay and the tracker ignore them (they are not tac
 The schema check covers the subset of JSON Schema these channels use: `type` (a name or a list
 of names), `properties`, `required`, `additionalProperties: false`, `items`, `minimum`/`maximum`.
 Other keywords are not checked.
+
+Messages and schemas read from a file are refused beyond `MAX_DEPTH` levels of nesting before
+they are parsed (Python's parser and the schema check recurse: a hostile message nested 200,000
+levels deep would otherwise end in `RecursionError`).
 """
 from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
+
+import numpy as np
 
 from ..errors import RecordingError
 
 MESSAGE_ENCODING = "json"
 SCHEMA_ENCODING = "jsonschema"
+#: Deepest nesting of arrays/objects accepted when decoding (a message of this package: 3).
+MAX_DEPTH = 64
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
 
 _TYPES = {
     "object": lambda v: isinstance(v, dict),
@@ -48,7 +58,20 @@ def decode(data: bytes) -> Any:
     def refuse(literal: str) -> float:
         raise ValueError(f"non-standard JSON literal {literal}")
 
-    return json.loads(bytes(data).decode("utf-8"), parse_constant=refuse)
+    raw = bytes(data)
+    depth = nesting_depth(raw)
+    if depth > MAX_DEPTH:
+        raise ValueError(f"nested {depth} levels deep, more than the {MAX_DEPTH} accepted")
+    return json.loads(raw.decode("utf-8"), parse_constant=refuse)
+
+
+def nesting_depth(raw: bytes) -> int:
+    """Deepest nesting of `[`/`{` in JSON text, brackets inside strings not counted (vectorised)."""
+    if b"[" not in raw and b"{" not in raw:
+        return 0
+    codes = np.frombuffer(_STRING.sub(b'""', raw), np.uint8)
+    step = (np.isin(codes, (0x5B, 0x7B)).astype(np.int64) - np.isin(codes, (0x5D, 0x7D)))
+    return int(np.cumsum(step).max(initial=0))
 
 
 def check_schema(schema: Any, *, topic: str) -> None:

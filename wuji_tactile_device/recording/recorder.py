@@ -1,10 +1,19 @@
 """McapRecorder: writes the data and metadata streams of any number of collections into one MCAP
-file (layout in `recording.layout`), from a transport or from trackers.
+file (layout in `recording.naming`), from a transport or from trackers.
 
 Crash safety: the open chunk is closed and handed to the OS at least every `flush_period_s`
-(default 0.5 s) of wall time, checked on every `poll()`/write, so a killed process loses at most
-the last flush period plus what the transport still held; `close()` (also on Ctrl-C in the CLI)
-writes the summary and leaves a complete, indexed file.
+(default 0.5 s) of wall time, checked on every `poll()`/write, and whenever it reaches
+`chunk_size` (default 256 KiB) of records, so a killed process loses at most the last flush period
+or chunk plus what the transport still held; `close()` (also on Ctrl-C in the CLI) writes the
+summary and leaves a complete, indexed file.
+
+Hostile peers: a sample that cannot be written as received (a negative timestamp, a producer
+session beyond `MAX_SESSIONS_PER_COLLECTION`) is refused, counted in `counters["refused_samples"]`
+and logged once per producer session (at most one such log line per second); recording goes on.
+Per-session state is bounded: channels by `MAX_SESSIONS_PER_COLLECTION`, the last metadata kept
+to skip republishes by `MAX_METADATA_SESSIONS` sessions (least recently used dropped; a dropped
+session's next republish is simply written again) and, per session, a digest plus the decoded
+layout only for records within `TRACKER_METADATA_MAX_SIZE`.
 
 Auxiliary channels (`add_json_channel` + `write_json`) record non-contract data alongside, e.g. a
 device's own per-finger resultants: JSON messages with a `jsonschema` schema, in the same chunks
@@ -13,9 +22,11 @@ and under the same flush guarantee; replay and the tracker ignore them.
 from __future__ import annotations
 
 import datetime
+import hashlib
 import logging
 import os
 import time
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +35,7 @@ from mcap.writer import CompressionType, Writer
 
 from .. import __version__
 from ..errors import InvalidMessageError, RecordingError, TactileError
-from ..contract import bfbs, decode_metadata_record
+from ..contract import TRACKER_METADATA_MAX_SIZE, bfbs, decode_metadata_record
 from ..contract.naming import (DATA_RECORD_SCHEMA_NAME, METADATA_RECORD_SCHEMA_NAME, RECORD_ROOT, Stream, stream_key,
                                validate_collection_id)
 from ..contract.records import peek_record_times
@@ -37,6 +48,22 @@ log = logging.getLogger(__name__)
 _ANCHOR_PERIOD_NS = int(ANCHOR_PERIOD_S * 1e9)
 _COMPRESSION = {"zstd": CompressionType.ZSTD, "lz4": CompressionType.LZ4, "none": CompressionType.NONE}
 
+#: Default chunk size [bytes of records]: a chunk is closed at this size even within a flush
+#: period, so a file recorded as fast as possible is many chunks and a cut loses at most one.
+DEFAULT_CHUNK_SIZE = 256 << 10
+#: Producer sessions recorded per collection (a producer restarting every second for 17 minutes);
+#: samples of further sessions are refused and counted.
+MAX_SESSIONS_PER_COLLECTION = 1024
+#: Producer sessions whose last metadata is remembered to skip periodic republishes.
+MAX_METADATA_SESSIONS = 64
+_MAX_CHANNELS = 65_000  # MCAP channel ids are u16: the writer cannot finish a file with more
+_WARN_INTERVAL_NS = 1_000_000_000  # at most one refused-sample log line per second
+
+
+class _RefusedSample(RecordingError):
+    """One sample cannot be recorded as received (bad timestamp, too many sessions): `poll()` and
+    tracker observers count it and go on; a direct `write()` raises it."""
+
 
 class McapRecorder:
     """Record tactile collections into `path` (an MCAP file).
@@ -48,7 +75,7 @@ class McapRecorder:
     """
 
     def __init__(self, path: str | os.PathLike, *, file_metadata: dict[str, str] | None = None,
-                 overwrite: bool = False, flush_period_s: float = 0.5, chunk_size: int = 4 << 20,
+                 overwrite: bool = False, flush_period_s: float = 0.5, chunk_size: int = DEFAULT_CHUNK_SIZE,
                  compression: str = "zstd", fsync: bool = False):
         self.path = Path(path)
         if compression not in _COMPRESSION:
@@ -94,17 +121,22 @@ class McapRecorder:
         self._json_channels: dict[str, int] = {}  # auxiliary topic -> channel id
         self._json_topics: dict[int, str] = {}  # channel id -> auxiliary topic
         self._flatbuffer_channels: set[int] = set()  # auxiliary channels of add_flatbuffer_channel
-        self._last_metadata: dict[tuple[str, int], tuple[bytes, Any]] = {}  # (payload, decoded layout)
+        # (collection, session) -> (payload digest, decoded layout or None), least recently used first
+        self._last_metadata: OrderedDict[tuple[str, int], tuple[bytes, Any]] = OrderedDict()
+        self._sessions: dict[str, set[int]] = {}  # collection -> producer sessions with a channel
+        self._warned_sessions: set[tuple[str, int]] = set()
+        self._last_warning = 0
         self._subscriptions: list[Subscription] = []
         self._collections: set[str] = set()
         self._warned_unreadable: set[str] = set()
         self._closed = False
         #: written_data, written_metadata, metadata_repeats_skipped (periodic republishes),
         #: unreadable_timestamp (written with the receive time as log time), liveliness_events,
-        #: written_json (messages on auxiliary channels).
+        #: written_json (messages on auxiliary channels), refused_samples (not recordable as received:
+        #: negative timestamp, too many producer sessions).
         self.counters = {"written_data": 0, "written_metadata": 0, "metadata_repeats_skipped": 0,
                          "unreadable_timestamp": 0, "liveliness_events": 0, "written_json": 0,
-                         "written_flatbuffer": 0}
+                         "written_flatbuffer": 0, "refused_samples": 0}
 
     # -- sources -------------------------------------------------------------------------------
     def add_collection(self, transport: Transport, collection_id: str) -> None:
@@ -229,8 +261,13 @@ class McapRecorder:
 
     @property
     def dropped_by_transport(self) -> int:
-        """Events the subscriptions dropped because `poll()` was not called often enough."""
-        return sum(s.overflowed for s in self._subscriptions)
+        """Events the subscriptions dropped: their queue was full (by count or bytes) because `poll()`
+        was not called often enough, or a payload was over the subscription's size limit."""
+        total = 0
+        for sub in self._subscriptions:
+            c = sub.counters
+            total += c.overflowed + c.overflowed_bytes + c.oversize_dropped
+        return total
 
     # -- writing -------------------------------------------------------------------------------
     def poll(self) -> int:
@@ -242,8 +279,11 @@ class McapRecorder:
             cid = sub.collection_id
             for ev in sub.drain():
                 if isinstance(ev, Message):
-                    written += self.write(cid, ev.stream, ev.payload, ev.producer_session, ev.sequence,
-                                          receive_time_ns=ev.receive_time_ns)
+                    try:
+                        written += self.write(cid, ev.stream, ev.payload, ev.producer_session, ev.sequence,
+                                              receive_time_ns=ev.receive_time_ns)
+                    except _RefusedSample as exc:
+                        self._refused(cid, ev.producer_session, exc)
                 elif isinstance(ev, LivelinessChange):
                     self.counters["liveliness_events"] += 1
         self.maybe_flush()
@@ -274,7 +314,24 @@ class McapRecorder:
                     log.warning("recording %s: a %s record has no readable timestamp (%s); written with the "
                                 "receive time as log time, replay will show it to the tracker", collection_id,
                                 stream.value, exc)
+        log_time, publish_time = times
         ch = self._channels.get((collection_id, stream, producer_session))
+        sessions = self._sessions.setdefault(collection_id, set())
+        refusal = None
+        if log_time < 0 or publish_time < 0:
+            refusal = (f"{collection_id}: {stream.value} record with a negative timestamp "
+                       f"({log_time}, {publish_time}) cannot be an MCAP time")
+        elif not 0 <= producer_session < 1 << 64:
+            refusal = f"{collection_id}: producer session {producer_session} is not a u64"
+        elif ch is None and len(self._channels) + len(self._json_channels) >= _MAX_CHANNELS:
+            refusal = f"{collection_id}: the file already holds {_MAX_CHANNELS} channels (MCAP channel ids are 16-bit)"
+        elif ch is None and producer_session not in sessions and len(sessions) >= MAX_SESSIONS_PER_COLLECTION:
+            refusal = (f"{collection_id}: producer session {producer_session:016x} would be session "
+                       f"{len(sessions) + 1} of this recording (at most {MAX_SESSIONS_PER_COLLECTION})")
+        if refusal is not None:
+            if stream is Stream.METADATA:  # not written: a later republish must not count as a repeat
+                self._last_metadata.pop((collection_id, producer_session), None)
+            raise _RefusedSample(refusal)
         if ch is None:
             topic = stream_key(collection_id, stream)
             if topic in self._json_channels:
@@ -285,10 +342,7 @@ class McapRecorder:
                 {naming.SESSION_KEY: naming.session_hex(producer_session)})
             self._contract_topics.add(topic)
             self._channels[(collection_id, stream, producer_session)] = ch
-        log_time, publish_time = times
-        if log_time < 0 or publish_time < 0:
-            raise RecordingError(f"{collection_id}: {stream.value} record with a negative timestamp "
-                                 f"({log_time}, {publish_time}) cannot be an MCAP time")
+            sessions.add(producer_session)
         try:
             self._writer.add_message(ch, log_time, payload, publish_time, sequence & naming.SEQUENCE_MASK)
         except OSError as exc:  # a full chunk is written here: disk full, I/O error
@@ -302,17 +356,39 @@ class McapRecorder:
         re-stamps each republish) decodes to the same layout. Anything else is recorded: a changed
         or undecodable metadata must reach the replayed tracker as it reached the live one."""
         key = (collection_id, producer_session)
+        digest = hashlib.blake2b(payload, digest_size=16).digest()
         last = self._last_metadata.get(key)
-        if last is not None and last[0] == payload:
-            return True
-        try:
-            layout_now = decode_metadata_record(payload).metadata
-        except TactileError:
-            layout_now = None
+        if last is not None:
+            self._last_metadata.move_to_end(key)
+            if last[0] == digest:
+                return True
+        layout_now = None
+        if len(payload) <= TRACKER_METADATA_MAX_SIZE:  # larger: no tracker adopts it; compare bytes only
+            try:
+                layout_now = decode_metadata_record(payload).metadata
+            except TactileError:
+                pass
         if last is not None and layout_now is not None and last[1] == layout_now:
             return True
-        self._last_metadata[key] = (bytes(payload), layout_now)
+        self._last_metadata[key] = (digest, layout_now)
+        self._last_metadata.move_to_end(key)
+        while len(self._last_metadata) > MAX_METADATA_SESSIONS:
+            self._last_metadata.popitem(last=False)
         return False
+
+    def _refused(self, collection_id: str, producer_session: int, exc: Exception) -> None:
+        """Count a peer's sample that cannot be recorded; log it once per session, at most once a second."""
+        self.counters["refused_samples"] += 1
+        key = (collection_id, producer_session)
+        now = time.monotonic_ns()
+        if key in self._warned_sessions or now - self._last_warning < _WARN_INTERVAL_NS:
+            return
+        if len(self._warned_sessions) < MAX_SESSIONS_PER_COLLECTION:
+            self._warned_sessions.add(key)
+        self._last_warning = now
+        log.warning("recording %s: refused a sample of producer session %016x (%s); recording goes on "
+                    "(counted in counters['refused_samples'], %d so far)", self.path, producer_session, exc,
+                    self.counters["refused_samples"])
 
     def maybe_flush(self) -> None:
         """Flush if the flush period has elapsed since the last flush; write a clock anchor when
@@ -351,6 +427,7 @@ class McapRecorder:
         self._closed = True
         for sub in self._subscriptions:
             sub.close()
+        error = None
         try:
             self._write_clock_anchor()  # brackets the end, for long recordings with a slewing clock
             self._writer.finish()
@@ -358,10 +435,14 @@ class McapRecorder:
             if self._fsync:
                 os.fsync(self._file.fileno())
         except OSError as exc:
-            raise RecordingError(f"cannot finish {self.path}: {exc.strerror or exc} "
-                                 "(the chunks written so far are recoverable: `wuji-tactile recover`)") from exc
-        finally:
-            self._file.close()
+            error = exc
+        try:
+            self._file.close()  # flushes what the failed write left buffered: fails the same way
+        except OSError as exc:
+            error = error or exc
+        if error is not None:
+            raise RecordingError(f"cannot finish {self.path}: {error.strerror or error} "
+                                 "(the chunks written so far are recoverable: `wuji-tactile recover`)") from None
         if self.dropped_by_transport:
             log.warning("recording %s: the transport dropped %d events because poll() was not called often enough",
                         self.path, self.dropped_by_transport)
@@ -384,13 +465,15 @@ class _TrackerTap:
         self._rec = recorder
 
     def on_metadata(self, collection_id: str, message: Message, record: Any) -> None:
-        ts = record.timestamp
-        self._rec.write(collection_id, Stream.METADATA, message.payload, message.producer_session, message.sequence,
-                        times=(ts.available_time_local_common_clock, ts.sample_time_local_common_clock))
-        self._rec.maybe_flush()
+        self._write(collection_id, Stream.METADATA, message, record.timestamp)
 
     def on_data(self, collection_id: str, message: Message, frame: Any) -> None:
-        ts = frame.timestamp
-        self._rec.write(collection_id, Stream.DATA, message.payload, message.producer_session, message.sequence,
-                        times=(ts.available_time_local_common_clock, ts.sample_time_local_common_clock))
+        self._write(collection_id, Stream.DATA, message, frame.timestamp)
+
+    def _write(self, collection_id: str, stream: Stream, message: Message, ts: Any) -> None:
+        try:
+            self._rec.write(collection_id, stream, message.payload, message.producer_session, message.sequence,
+                            times=(ts.available_time_local_common_clock, ts.sample_time_local_common_clock))
+        except _RefusedSample as exc:
+            self._rec._refused(collection_id, message.producer_session, exc)
         self._rec.maybe_flush()

@@ -1,8 +1,14 @@
-"""recover: rewrite a damaged MCAP file (cut off by a crash, or with corrupt chunks) into a
-complete, indexed one, keeping every message of every intact chunk and saying what was lost."""
+"""recover: rewrite a damaged MCAP file (cut off by a crash, with corrupt chunks or damaged
+framing) into a complete, indexed one, keeping every message of every intact chunk and the
+complete records of a cut-off chunk's readable prefix, and saying what was lost.
+
+The target is written to a temporary file beside it and renamed over it only when complete, and
+only ever over a regular file: a FIFO, device, directory or anything else is refused."""
 from __future__ import annotations
 
 import os
+import stat
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -10,8 +16,8 @@ import mcap
 from mcap.writer import CompressionType, Writer
 
 from .. import __version__
-from ..errors import CorruptChunkError, RecordingError
-from .scan import FileView, Truncation, read_chunk, scan
+from ..errors import CorruptChunkError, ReadLimitError, RecordingError
+from .scan import FileView, ReadBudget, Truncation, read_chunk, read_partial_chunk, scan
 
 
 @dataclass
@@ -26,12 +32,18 @@ class RecoveryReport:
     kept_range: tuple[int, int] | None = None
     corrupt_chunks: list[str] = field(default_factory=list)  # one description per skipped chunk
     orphan_messages: int = 0  # messages whose channel definition was in a lost chunk
+    missing_schemas: dict[str, int] = field(default_factory=dict)  # topic -> messages lost: schema record missing
+    salvaged_messages: int = 0  # complete messages kept from a cut-off chunk (not CRC-checked)
+    damage: list[str] = field(default_factory=list)  # damaged records skipped in the source (first ones)
+    damage_count: int = 0  # all of them
+    stopped: str = ""  # why reading stopped early (a work bound), "" = read to the end
     truncation: Truncation | None = None
     source_was_complete: bool = False
 
     @property
     def lossless(self) -> bool:
-        return self.truncation is None and not self.corrupt_chunks and not self.orphan_messages
+        return (self.truncation is None and not self.corrupt_chunks and not self.orphan_messages
+                and not self.missing_schemas and not self.damage_count and not self.stopped)
 
     def text(self) -> str:
         lines = [f"recovered {self.source} -> {self.target}",
@@ -45,7 +57,17 @@ class RecoveryReport:
             if t.partial_chunk_range is not None:
                 lost += f", including {t.cut_off_chunk()}"
             lines.append(lost)
+        if self.salvaged_messages:
+            lines.append(f"salvaged: {self.salvaged_messages} complete messages from the cut-off chunk "
+                         "(not CRC-checked: the CRC covers the whole chunk)")
         lines += [f"lost: {d}" for d in self.corrupt_chunks]
+        lines += [f"damaged: {d}" for d in self.damage]
+        if self.damage_count > len(self.damage):
+            lines.append(f"damaged: ... and {self.damage_count - len(self.damage)} more damaged records")
+        lines += [f"lost: {n} messages on {topic!r}, whose channel refers to a schema record missing from the file"
+                  for topic, n in sorted(self.missing_schemas.items())]
+        if self.stopped:
+            lines.append(f"lost: everything after {self.stopped}")
         if self.orphan_messages:
             lines.append(f"lost: {self.orphan_messages} messages whose channel definition was in a lost chunk")
         if self.lossless:
@@ -56,80 +78,124 @@ class RecoveryReport:
 def recover(source: str | os.PathLike, target: str | os.PathLike, *, overwrite: bool = False) -> RecoveryReport:
     """Write every message of every intact chunk of `source` into a new complete MCAP `target`
     (schemas, channels, times, sequences and file metadata preserved; a metadata record
-    `wuji_tactile_device.recovery` notes the loss). The target appears only when complete (written
-    to `<target>.partial`, then renamed). Raises RecordingError if `source` is not MCAP."""
+    `wuji_tactile_device.recovery` notes the loss). The target appears only when complete
+    (written to a temporary file beside it, then renamed), and only a regular file is ever
+    replaced. Raises RecordingError if `source` is not MCAP or `target` cannot be written."""
     source, target = Path(source), Path(target)
-    if source.resolve() == target.resolve():
-        raise RecordingError(f"recover needs a new target file, not the source {source} itself")
-    if target.exists() and not overwrite:
-        raise RecordingError(f"{target} already exists (pass overwrite=True / --overwrite to replace it)")
+    _check_target(source, target, overwrite)
     view = FileView(source)
     try:
         sc = scan(view)
         if sc.loose_messages:
             raise RecordingError(f"{source} stores {sc.loose_messages} messages outside chunks; "
                                  "recover handles chunked MCAP files (as this package writes) only")
-        report = RecoveryReport(source, target, truncation=sc.truncation, source_was_complete=sc.complete)
-        partial = target.with_name(target.name + ".partial")
-        schemas, channels = dict(sc.schemas), dict(sc.channels)
+        report = RecoveryReport(source, target, truncation=sc.truncation, source_was_complete=sc.complete,
+                                damage=list(sc.damage), damage_count=sc.damage_count)
         try:
-            _write(view, sc, partial, report, schemas, channels)
-        except BaseException:
+            fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent)
+        except OSError as exc:
+            raise RecordingError(f"cannot write {target}: {exc.strerror} (in {target.parent})") from None
+        partial = Path(tmp_name)
+        try:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes it private; the target gets a new file's mode
+            with os.fdopen(fd, "wb") as out:
+                _write(view, sc, out, report, dict(sc.schemas), dict(sc.channels))
+            _check_target(source, target, overwrite)  # still absent or a regular file
+            os.replace(partial, target)
+        except OSError as exc:
+            raise RecordingError(f"cannot write {target}: {exc.strerror or exc}") from None
+        finally:
             partial.unlink(missing_ok=True)
-            raise
-        os.replace(partial, target)
         return report
     finally:
         view.close()
 
 
-def _write(view, sc, partial: Path, report: RecoveryReport, schemas: dict, channels: dict) -> None:
-    with open(partial, "wb") as out:
-        writer = Writer(out, chunk_size=4 << 20, compression=CompressionType.ZSTD)
-        writer.start(profile=sc.profile, library=f"{sc.library}; recovered by wuji_tactile_device {__version__} "
-                                                 f"(mcap {mcap.__version__})")
-        for md in sc.metadata:
-            writer.add_metadata(md.name, md.metadata)
-        schema_ids: dict[int, int] = {}
-        channel_ids: dict[int, int] = {}
-        t0 = t1 = None
-        for chunk in sc.chunks:
-            try:
-                contents = read_chunk(view, chunk)
-            except CorruptChunkError as exc:
-                report.corrupt_chunks.append(str(exc))
-                continue
-            schemas.update((s.id, s) for s in contents.schemas)
-            channels.update((c.id, c) for c in contents.channels)
+def _check_target(source: Path, target: Path, overwrite: bool) -> None:
+    """Refuse a target that is the source, exists (without overwrite), or is not a regular file."""
+    try:
+        same = source.resolve() == target.resolve()
+    except (OSError, RuntimeError) as exc:
+        raise RecordingError(f"cannot resolve {target}: {exc}") from None
+    if same:
+        raise RecordingError(f"recover needs a new target file, not the source {source} itself")
+    try:
+        st = os.stat(target)
+    except FileNotFoundError:
+        if not target.parent.is_dir():
+            raise RecordingError(f"cannot write {target}: directory {target.parent} does not exist") from None
+        return
+    except OSError as exc:
+        raise RecordingError(f"cannot write {target}: {exc.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):
+        kind = ("a directory" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode)
+                else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "not a regular file")
+        raise RecordingError(f"{target} is {kind}; recover writes only a new or regular file")
+    if not overwrite:
+        raise RecordingError(f"{target} already exists (pass overwrite=True / --overwrite to replace it)")
+
+
+def _write(view, sc, out, report: RecoveryReport, schemas: dict, channels: dict) -> None:
+    writer = Writer(out, chunk_size=256 << 10, compression=CompressionType.ZSTD)
+    writer.start(profile=sc.profile, library=f"{sc.library}; recovered by wuji_tactile_device {__version__} "
+                                             f"(mcap {mcap.__version__})")
+    for md in sc.metadata:
+        writer.add_metadata(md.name, md.metadata)
+    schema_ids: dict[int, int] = {}
+    channel_ids: dict[int, int] = {}
+    t0 = t1 = None
+    budget = ReadBudget(sc.size, view.path)
+    chunks = list(sc.chunks)
+    partial = sc.truncation.partial_chunk if sc.truncation is not None else None
+    if partial is not None:
+        chunks.append(partial)
+    for chunk in chunks:
+        try:
+            contents = read_partial_chunk(view, chunk, budget) if chunk.cut_off else read_chunk(view, chunk, budget)
+        except CorruptChunkError as exc:
+            report.corrupt_chunks.append(str(exc))
+            continue
+        except ReadLimitError as exc:
+            report.stopped = f"{chunk.describe()}: {exc}"
+            break
+        schemas.update((s.id, s) for s in contents.schemas)
+        channels.update((c.id, c) for c in contents.channels)
+        if chunk.cut_off:
+            report.salvaged_messages = len(contents.messages)
+        else:
             report.chunks_kept += 1
-            for m in contents.messages:
-                new_ch = channel_ids.get(m.channel_id)
-                if new_ch is None:
-                    ch = channels.get(m.channel_id)
-                    if ch is None:
-                        report.orphan_messages += 1
-                        continue
-                    new_schema = 0
-                    if ch.schema_id:
-                        if ch.schema_id not in schema_ids:
-                            s = schemas.get(ch.schema_id)
-                            if s is None:
-                                report.orphan_messages += 1
-                                continue
-                            schema_ids[ch.schema_id] = writer.register_schema(s.name, s.encoding, s.data)
-                        new_schema = schema_ids[ch.schema_id]
-                    new_ch = channel_ids[m.channel_id] = writer.register_channel(
-                        ch.topic, ch.message_encoding, new_schema, dict(ch.metadata))
-                writer.add_message(new_ch, m.log_time, m.data, m.publish_time, m.sequence)
-                topic = channels[m.channel_id].topic
-                report.messages_per_topic[topic] = report.messages_per_topic.get(topic, 0) + 1
-                report.messages_kept += 1
-                t0 = m.log_time if t0 is None else min(t0, m.log_time)
-                t1 = m.log_time if t1 is None else max(t1, m.log_time)
-        report.kept_range = None if t0 is None else (t0, t1)
-        notes = {"source": str(report.source), "messages_kept": str(report.messages_kept),
-                 "chunks_kept": str(report.chunks_kept), "corrupt_chunks": str(len(report.corrupt_chunks)),
-                 "orphan_messages": str(report.orphan_messages),
-                 "bytes_lost_at_end": str(sc.truncation.bytes_lost if sc.truncation else 0)}
-        writer.add_metadata("wuji_tactile_device.recovery", notes)
-        writer.finish()
+        for m in contents.messages:
+            new_ch = channel_ids.get(m.channel_id)
+            if new_ch is None:
+                ch = channels.get(m.channel_id)
+                if ch is None:
+                    report.orphan_messages += 1
+                    continue
+                new_schema = 0
+                if ch.schema_id:
+                    if ch.schema_id not in schema_ids:
+                        s = schemas.get(ch.schema_id)
+                        if s is None:
+                            report.missing_schemas[ch.topic] = report.missing_schemas.get(ch.topic, 0) + 1
+                            continue
+                        schema_ids[ch.schema_id] = writer.register_schema(s.name, s.encoding, s.data)
+                    new_schema = schema_ids[ch.schema_id]
+                new_ch = channel_ids[m.channel_id] = writer.register_channel(
+                    ch.topic, ch.message_encoding, new_schema, dict(ch.metadata))
+            writer.add_message(new_ch, m.log_time, m.data, m.publish_time, m.sequence)
+            topic = channels[m.channel_id].topic
+            report.messages_per_topic[topic] = report.messages_per_topic.get(topic, 0) + 1
+            report.messages_kept += 1
+            t0 = m.log_time if t0 is None else min(t0, m.log_time)
+            t1 = m.log_time if t1 is None else max(t1, m.log_time)
+    report.kept_range = None if t0 is None else (t0, t1)
+    notes = {"source": str(report.source), "messages_kept": str(report.messages_kept),
+             "chunks_kept": str(report.chunks_kept), "corrupt_chunks": str(len(report.corrupt_chunks)),
+             "orphan_messages": str(report.orphan_messages),
+             "missing_schema_messages": str(sum(report.missing_schemas.values())),
+             "salvaged_messages": str(report.salvaged_messages), "damaged_records": str(report.damage_count),
+             "bytes_lost_at_end": str(sc.truncation.bytes_lost if sc.truncation else 0)}
+    writer.add_metadata("wuji_tactile_device.recovery", notes)
+    writer.finish()

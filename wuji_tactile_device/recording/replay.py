@@ -14,6 +14,13 @@ recorded log times in real time, `speed=x` x times faster. `start_ns`/`end_ns` s
 pass ending with the sessions going away. Queues never drop: a full subscription holds the
 replay back (drain every subscription you open).
 
+Bounded in memory and time on any file: one chunk is decompressed at a time (two collections are
+merged with a read-ahead bounded by the chunks' announced start times and by `MERGE_MAX_BYTES`);
+a wait for the next event never exceeds `max_gap_s` of wall time (a longer gap in the recorded
+times, e.g. one far-future log time, is shortened, with a `RecordingWarning`); a message index
+that disagrees with its chunk is not trusted (the chunk's records are); a chunk cut off by a crash
+gives the complete records its compressed prefix decodes to.
+
 `clock="sample"` paces and windows by publish time (= the sample time) instead of log time, for
 files whose log times are compressed: a simulation recorded as fast as possible logs 13 s of
 simulated time in about half a second, and plays back at its simulated pace this way. The order
@@ -23,6 +30,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import time
 import warnings
 from collections import deque
@@ -30,13 +38,38 @@ from typing import Iterable, Iterator
 
 from ..contract.naming import (DATA_RECORD_SCHEMA_NAME, METADATA_RECORD_SCHEMA_NAME, Stream, parse_stream_key,
                                validate_collection_id)
-from ..errors import CollectionIdError, RecordingError, RecordingWarning
+from ..errors import CollectionIdError, CorruptChunkError, RecordingError, RecordingWarning
 from ..streams.base import DEFAULT_QUEUE_LIMIT, Event, LivelinessChange, Message, Subscription
 from . import naming
-from .scan import ChunkRef, FileView, RawMessage, Scan, read_chunk, scan
+from .scan import ChunkRef, FileView, RawMessage, ReadBudget, read_chunk, read_partial_chunk, scan
 
 
 CLOCKS = ("log", "sample")  # pace / window by log time (available time) or publish time (sample time)
+#: Slowest replay speed accepted (a thousandth of real time); faster than that, waits stay bounded by max_gap_s.
+MIN_SPEED = 1e-3
+#: Default bound on one wait for the next event [s of wall time] when pacing.
+DEFAULT_MAX_GAP_S = 5.0
+#: Bytes of messages the two-collection merge may hold read ahead (beyond it, a hostile file's
+#: chunk times are not trusted and the merge yields in file order).
+MERGE_MAX_BYTES = 64 << 20
+_SESSION_HEX = re.compile(r"[0-9a-fA-F]{1,16}")
+
+
+def window_ns(first_ns: int | None, start_s: float | None, end_s: float | None) -> tuple[int | None, int | None]:
+    """(start_ns, end_ns) for a window given in seconds after `first_ns` (the first message's
+    time, `McapReplay.first_time_ns()`); None stays None. ValueError for a bound that is not a
+    finite number >= 0 s, or an end not after the start."""
+    out = []
+    for name, v in (("start", start_s), ("end", end_s)):
+        if v is None:
+            out.append(None)
+            continue
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0 or v > 1e9:
+            raise ValueError(f"replay window {name} must be a finite number of seconds in [0, 1e9], got {v!r}")
+        out.append(None if first_ns is None else first_ns + int(round(v * 1e9)))
+    if start_s is not None and end_s is not None and end_s <= start_s:
+        raise ValueError(f"replay window end {end_s} s must be after its start {start_s} s")
+    return out[0], out[1]
 
 
 class McapReplay:
@@ -44,23 +77,38 @@ class McapReplay:
 
     def __init__(self, path: str | os.PathLike, *, speed: float | None = None, start_ns: int | None = None,
                  end_ns: int | None = None, loop: bool = False, collections: Iterable[str] | None = None,
-                 clock: str = "log"):
+                 clock: str = "log", max_gap_s: float = DEFAULT_MAX_GAP_S):
         if clock not in CLOCKS:
-            raise RecordingError(f"clock must be one of {', '.join(CLOCKS)}, got {clock!r}")
-        if speed is not None and not (isinstance(speed, (int, float)) and math.isfinite(speed) and speed > 0):
-            raise RecordingError(f"speed must be None (as fast as possible) or a finite number > 0, got {speed!r}")
+            raise ValueError(f"clock must be one of {', '.join(CLOCKS)}, got {clock!r}")
+        if speed is not None and not (isinstance(speed, (int, float)) and not isinstance(speed, bool)
+                                      and math.isfinite(speed) and MIN_SPEED <= speed <= 1e9):
+            raise ValueError(f"speed must be None (as fast as possible) or a finite number in [{MIN_SPEED:g}, 1e9] "
+                             f"(times real time), got {speed!r}")
+        if not (isinstance(max_gap_s, (int, float)) and math.isfinite(max_gap_s) and max_gap_s > 0):
+            raise ValueError(f"max_gap_s must be a finite number of seconds > 0, got {max_gap_s!r}")
+        for name, v in (("start_ns", start_ns), ("end_ns", end_ns)):
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
+                raise ValueError(f"{name} must be None or an int of nanoseconds, got {v!r} (see window_ns)")
         if start_ns is not None and end_ns is not None and end_ns <= start_ns:
-            raise RecordingError(f"end_ns {end_ns} must be after start_ns {start_ns}")
+            raise ValueError(f"end_ns {end_ns} must be after start_ns {start_ns}")
         self._view = FileView(path)
         self.path = self._view.path
         try:
             self._scan = scan(self._view)
+            self._partial = self._scan.truncation.partial_chunk if self._scan.truncation is not None else None
+            self._corrupt: CorruptChunkError | None = None
             self._streams = self._discover()
+            if not self._streams and self._corrupt is not None:
+                raise self._corrupt
+            if not self._streams and self._scan.truncation is None:
+                raise RecordingError(f"{self.path} holds no tactile collections (no channel with the schemas "
+                                     f"{DATA_RECORD_SCHEMA_NAME} / {METADATA_RECORD_SCHEMA_NAME}): nothing to replay")
         except BaseException:
             self._view.close()
             raise
         self.speed, self.start_ns, self.end_ns, self.loop = speed, start_ns, end_ns, loop
         self.clock = clock
+        self._max_gap_ns = int(max_gap_s * 1e9)
         available = sorted({cid for cid, _, _ in self._streams.values()})
         if collections is None:
             selected = set(available)
@@ -74,14 +122,21 @@ class McapReplay:
         self.collections: tuple[str, ...] = tuple(sorted(selected))
         self._channels = {ch: v for ch, v in self._streams.items() if v[0] in selected}
         self._session_counts = self._count_sessions()
+        self._index_trusted = self._session_counts is not None
         if self._scan.truncation is not None:
             warnings.warn(RecordingWarning(self._truncation_text()), stacklevel=2)
+        if self._scan.damage:
+            warnings.warn(RecordingWarning(f"{self.path} is damaged: {'; '.join(self._scan.damage[:3])}"
+                                           + (f" (and {self._scan.damage_count - 3} more)" if self._scan.damage_count > 3
+                                              else "") + "; replaying every intact chunk"), stacklevel=2)
+        self._warned_gap = False
         self._subs: dict[str, list[_ReplaySubscription]] = {}
         self._gen: Iterator[tuple[str, Event, int, int]] | None = None
         self._peek: tuple[str, Event, int, int] | None = None
         self._exhausted = False
         self._pass = -1
         self._t0_log = 0
+        self._last_t = 0
         self._t0_wall = 0
 
     # -- what the file holds -------------------------------------------------------------------
@@ -111,7 +166,10 @@ class McapReplay:
 
     @property
     def finished(self) -> bool:
-        """True once every event was delivered (never with `loop=True`)."""
+        """True once every event was delivered (never with `loop=True`); at once when the file
+        holds none of the selected collections (a cut-off file whose collections were lost)."""
+        if not self._channels:
+            return True
         return self._exhausted and self._peek is None and all(not s._q for subs in self._subs.values() for s in subs)
 
     def _discover(self) -> dict[int, tuple[str, Stream, int]]:
@@ -120,9 +178,18 @@ class McapReplay:
             raise RecordingError(f"{self.path} stores {sc.loose_messages} messages outside chunks; "
                                  "only chunked MCAP files (as this package writes) can be replayed")
         schemas, channels = dict(sc.schemas), dict(sc.channels)
-        if not sc.complete:  # a cut-off file: the definitions may survive only inside the chunks
+        if not sc.complete or not sc.channels:  # a cut-off file (or no summary): definitions are in the chunks
+            budget = ReadBudget(sc.size, self.path)
             for chunk in sc.chunks:
-                contents = read_chunk(self._view, chunk)
+                try:
+                    contents = read_chunk(self._view, chunk, budget)
+                except CorruptChunkError as exc:  # raised where its messages would be replayed ...
+                    self._corrupt = self._corrupt or exc  # ... or now, if no collection is found elsewhere
+                    continue
+                schemas.update((s.id, s) for s in contents.schemas)
+                channels.update((c.id, c) for c in contents.channels)
+            if self._partial is not None:
+                contents = read_partial_chunk(self._view, self._partial, budget)
                 schemas.update((s.id, s) for s in contents.schemas)
                 channels.update((c.id, c) for c in contents.channels)
         return streams_of(self.path, schemas, channels)
@@ -162,8 +229,8 @@ class McapReplay:
         if collection_id not in self.collections and self._scan.truncation is None:
             raise RecordingError(f"{self.path}: collection {collection_id!r} is not replayed; available: "
                                  f"{', '.join(self.collections) or 'none'}")
-        if queue_limit < 1:
-            raise RecordingError(f"queue_limit must be >= 1, got {queue_limit}")
+        if isinstance(queue_limit, bool) or not isinstance(queue_limit, int) or queue_limit < 1:
+            raise ValueError(f"queue_limit must be an int >= 1, got {queue_limit!r}")
         sub = _ReplaySubscription(self, collection_id, queue_limit)
         self._subs.setdefault(collection_id, []).append(sub)
         return sub
@@ -257,11 +324,21 @@ class McapReplay:
                 self._peek = item
             cid, ev, t, pass_no = item
             if pass_no != self._pass:  # a new pass starts: restart the clock there
-                self._pass, self._t0_log = pass_no, t
+                self._pass, self._t0_log, self._last_t = pass_no, t, t
                 if paced:
                     self._t0_wall = now
-            if paced and (t - self._t0_log) > (now - self._t0_wall) * self.speed:
-                return
+            if paced:
+                gap, longest = t - self._last_t, self._max_gap_ns * self.speed
+                if gap > longest or gap < -longest:  # a wait (or jump back) beyond max_gap_s: re-anchor the clock
+                    self._t0_log += gap - longest if gap > 0 else gap
+                    if not self._warned_gap:
+                        self._warned_gap = True
+                        warnings.warn(RecordingWarning(
+                            f"{self.path}: the recorded time jumps by {gap / 1e9:.3f} s before {t} ns; played as "
+                            f"{max(gap, 0) and self._max_gap_ns / 1e9:g} s of wall time (max_gap_s)"), stacklevel=3)
+                self._last_t = t
+                if (t - self._t0_log) > (now - self._t0_wall) * self.speed:
+                    return
             targets = subs.get(cid)
             if targets:
                 for s in targets:
@@ -289,6 +366,7 @@ class McapReplay:
         start, end = self.start_ns, self.end_ns
         channels = self._channels
         alive: dict[tuple[str, int], None] = {}
+        self._index_trusted = self._session_counts is not None
         remaining = dict(self._session_counts) if self._session_counts is not None else None
         pending_meta: dict[tuple[str, int], RawMessage] = {}
         last_t = 0
@@ -304,8 +382,8 @@ class McapReplay:
                     # before the window: keep the session's latest metadata for a late join
                     if stream is Stream.METADATA:
                         pending_meta[key] = raw
-                    if remaining is not None:
-                        remaining[key] -= 1
+                    if remaining is not None and self._index_trusted:
+                        remaining[key] = remaining.get(key, 0) - 1
                     continue
                 alive[key] = None
                 yield cid, LivelinessChange(cid, session, True), t, pass_no
@@ -315,8 +393,8 @@ class McapReplay:
                                        earlier.log_time), t, pass_no
             last_t = t
             yield cid, Message(cid, stream, raw.data, session, raw.sequence, raw.log_time), t, pass_no
-            if remaining is not None:
-                remaining[key] -= 1
+            if remaining is not None and self._index_trusted:  # else: sessions end with the pass
+                remaining[key] = remaining.get(key, 0) - 1
                 if remaining[key] == 0:
                     del alive[key]
                     yield cid, LivelinessChange(cid, session, False), t, pass_no
@@ -324,31 +402,34 @@ class McapReplay:
             yield cid, LivelinessChange(cid, session, False), last_t, pass_no
 
     def _merged(self) -> Iterator[RawMessage]:
-        """Selected messages of every complete chunk: each collection in file (= arrival) order,
-        exactly as the recorder received it, and the collections merged by log time."""
-        wanted = self._channels
-        chunks = [c for c in self._scan.chunks
-                  if not c.channel_counts or any(ch in wanted for ch in c.channel_counts)]
+        """Selected messages of every complete chunk (then of a cut-off chunk's readable prefix):
+        each collection in file (= arrival) order, exactly as the recorder received it, and the
+        collections merged by log time. Read-ahead stops once every chunk left is announced to
+        start after the earliest message held (none of them can hold an earlier one)."""
+        budget = ReadBudget(self._scan.size, self.path)
+        chunks: list[ChunkRef] = list(self._scan.chunks)
+        if self._partial is not None:
+            chunks.append(self._partial)
         if len(self.collections) <= 1:
             for chunk in chunks:
-                yield from self._chunk_messages(chunk)
+                yield from self._chunk_messages(chunk, budget)
             return
-        collection_of = {ch: v[0] for ch, v in wanted.items()}
-        left: dict[str, int] | None = dict.fromkeys(self.collections, 0)
-        for c in chunks:
-            if not c.channel_counts:
-                left = None  # unknown: read ahead until the file ends
-                break
-            for ch, k in c.channel_counts.items():
-                if ch in collection_of:
-                    left[collection_of[ch]] += k
+        collection_of = {ch: v[0] for ch, v in self._channels.items()}
         queues: dict[str, deque[tuple[int, int, RawMessage]]] = {cid: deque() for cid in self.collections}
+        held = 0  # payload bytes read ahead
         order = 0
         i, n = 0, len(chunks)
+        later_start = [0] * n  # earliest start announced by chunks[i:]
+        for k in range(n - 1, -1, -1):
+            later_start[k] = min(chunks[k].start_ns, later_start[k + 1]) if k + 1 < n else chunks[k].start_ns
         while True:
-            while i < n and any(not q and (left is None or left[cid] > 0) for cid, q in queues.items()):
-                for m in self._chunk_messages(chunks[i]):
+            while i < n and held < MERGE_MAX_BYTES:
+                heads = [q[0] for q in queues.values() if q]
+                if len(heads) == len(queues) or (heads and later_start[i] > min(heads)[0]):
+                    break  # every collection has a candidate, or no chunk left starts early enough
+                for m in self._chunk_messages(chunks[i], budget):
                     queues[collection_of[m.channel_id]].append((m.log_time, order, m))
+                    held += len(m.data)
                     order += 1
                 i += 1
             best = None
@@ -357,13 +438,43 @@ class McapReplay:
                     best = cid
             if best is None:
                 return
-            if left is not None:
-                left[best] -= 1
-            yield queues[best].popleft()[2]
+            m = queues[best].popleft()[2]
+            held -= len(m.data)
+            yield m
 
-    def _chunk_messages(self, chunk: ChunkRef) -> list[RawMessage]:
+    def _chunk_messages(self, chunk: ChunkRef, budget: ReadBudget) -> list[RawMessage]:
+        if chunk.cut_off:
+            contents = read_partial_chunk(self._view, chunk, budget)
+        else:
+            contents = read_chunk(self._view, chunk, budget)
+            if self._index_trusted and not _index_agrees(chunk, contents.messages):
+                self._index_trusted = False  # sessions end with the pass, not at their indexed count
+                warnings.warn(RecordingWarning(
+                    f"{self.path}: the message index of {chunk.describe()} disagrees with its records; "
+                    "reading the chunks, not the index (`wuji-tactile recover` writes a correct index)"), stacklevel=4)
         wanted = self._channels
-        return [m for m in read_chunk(self._view, chunk).messages if m.channel_id in wanted]
+        return [m for m in contents.messages if m.channel_id in wanted]
+
+
+def _index_agrees(chunk: ChunkRef, messages: list[RawMessage]) -> bool:
+    """True when the chunk's message index records count exactly its messages per channel."""
+    return index_difference(chunk, messages) is None
+
+
+def index_difference(chunk: ChunkRef, messages: list[RawMessage]) -> str | None:
+    """How the chunk's message index differs from its records ('lists ..., the chunk holds ...'),
+    or None when it counts exactly the chunk's messages per channel."""
+    actual: dict[int, int] = {}
+    for m in messages:
+        actual[m.channel_id] = actual.get(m.channel_id, 0) + 1
+    listed = {ch: k for ch, k in chunk.channel_counts.items() if k}
+    if actual == listed:
+        return None
+
+    def per_channel(counts: dict[int, int]) -> str:
+        return ", ".join(f"{k} on channel {ch}" for ch, k in sorted(counts.items())) or "no messages"
+
+    return f"lists {per_channel(listed)}, the chunk holds {per_channel(actual)}"
 
 
 def streams_of(path, schemas: dict, channels: dict) -> dict[int, tuple[str, Stream, int]]:
@@ -372,6 +483,9 @@ def streams_of(path, schemas: dict, channels: dict) -> dict[int, tuple[str, Stre
     out: dict[int, tuple[str, Stream, int]] = {}
     for ch in channels.values():
         schema = schemas.get(ch.schema_id)
+        if schema is None and ch.schema_id != 0 and ch.message_encoding == naming.MESSAGE_ENCODING:
+            raise RecordingError(f"{path}: channel {ch.id} ({ch.topic!r}) refers to schema {ch.schema_id}, which is "
+                                 "not in the file: its messages cannot be identified (missing schema record)")
         if schema is None or schema.encoding != naming.SCHEMA_ENCODING or ch.message_encoding != naming.MESSAGE_ENCODING:
             continue
         if schema.name not in (DATA_RECORD_SCHEMA_NAME, METADATA_RECORD_SCHEMA_NAME):
@@ -381,12 +495,10 @@ def streams_of(path, schemas: dict, channels: dict) -> dict[int, tuple[str, Stre
         except CollectionIdError as exc:  # a tactile schema under a name the contract refuses
             raise RecordingError(f"{path}: channel {ch.id} ({ch.topic!r}, schema {schema.name}): {exc}") from None
         raw = ch.metadata.get(naming.SESSION_KEY, "0")
-        try:
-            session = int(raw, 16)
-        except ValueError:
-            raise RecordingError(f"{path}: channel {ch.id} ({ch.topic!r}) has producer_session {raw!r}, "
-                                 "not a hexadecimal number") from None
-        out[ch.id] = (cid, stream, session)
+        if not _SESSION_HEX.fullmatch(raw):
+            raise RecordingError(f"{path}: channel {ch.id} ({ch.topic!r}) has producer_session {raw[:40]!r}, "
+                                 "not 1 to 16 hexadecimal digits (a u64 session id)")
+        out[ch.id] = (cid, stream, int(raw, 16))
     return out
 
 

@@ -1,16 +1,19 @@
 """The streams layer: how a collection's two streams travel from a producer to its consumers.
 
-`base` (the transport interface and its events), `queue` (the subscription queue every transport
-shares), `inproc` (one process), `zenoh_transport` (between processes and machines), `publisher`
-(`TactilePublisher`, the producer side), `tracker` (`TactileTracker`, the consumer side), and
-`open_transport(spec)` to open a transport by name.
+`base` (the transport interface, its events and the one counters shape), `queue` (the
+subscription queue every transport shares), `inproc` (one process), `zenoh_transport` (between
+processes and machines), `publisher` (`TactilePublisher`, the producer side), `tracker`
+(`TactileTracker`, the consumer side; both use `contract.records.ForceRecordCodec` on the hot
+path), `zenoh_router` / `zenoh_security` (several machines), and `open_transport(spec)`.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-from .base import DEFAULT_QUEUE_LIMIT, Event, LivelinessChange, Message, ProducerLink, Subscription, Transport
+from .base import (DEFAULT_QUEUE_BYTES, DEFAULT_QUEUE_LIMIT, DroppedPayload, Event, LivelinessChange, Message,
+                   ProducerLink, Subscription, Transport)
 from .inproc import InProcessBus
+from .queue import SubscriptionQueue
 from .publisher import TactilePublisher
 from .tracker import TactileFrame, TactileTracker, TrackerCounters
 
@@ -32,6 +35,6 @@ def open_transport(spec: str = "zenoh", *, config: str | Path | dict | None = No
     raise ValueError(f"unknown transport {spec!r}; choose one of {', '.join(TRANSPORTS)}")
 
 
-__all__ = ["DEFAULT_QUEUE_LIMIT", "Event", "InProcessBus", "LivelinessChange", "Message", "ProducerLink",
-           "Subscription", "TRANSPORTS", "TactileFrame", "TactilePublisher", "TactileTracker", "Transport",
-           "TrackerCounters", "open_transport"]
+__all__ = ["DEFAULT_QUEUE_BYTES", "DEFAULT_QUEUE_LIMIT", "DroppedPayload", "Event", "InProcessBus",
+           "LivelinessChange", "Message", "ProducerLink", "Subscription", "SubscriptionQueue", "TRANSPORTS",
+           "TactileFrame", "TactilePublisher", "TactileTracker", "Transport", "TrackerCounters", "open_transport"]

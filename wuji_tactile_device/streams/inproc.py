@@ -1,60 +1,30 @@
 """In-process bus: the embedded transport for one process (tests, single-process graphs).
 
-No threads of its own. `ProducerLink.publish` appends the message to the queue of every
-subscription of that collection before returning, so delivery order is publication order. Safe
-to publish and drain from different threads (short locks). Payloads are kept as immutable
-`bytes` (a `bytearray`/`memoryview` is copied once so a producer cannot alter a queued message).
+No threads of its own. `ProducerLink.publish` puts the message in the queue of every
+subscription of that collection before returning (`queue.SubscriptionQueue`: bounded by events
+and bytes, oversize payloads refused), so delivery order is publication order. Safe to publish
+and drain from different threads (short locks). Payloads are kept as immutable `bytes` (a
+`bytearray`/`memoryview` is copied once so a producer cannot alter a queued message).
 """
 from __future__ import annotations
 
 import threading
 import time
-from collections import deque
 
-from ..contract.naming import Stream, stream_key, validate_collection_id
+from ..contract.naming import Stream, validate_collection_id
 from ..errors import TransportError
-from .base import (DEFAULT_QUEUE_LIMIT, Event, LivelinessChange, Message, ProducerLink,
-                   Subscription, Transport)
+from .base import DEFAULT_QUEUE_BYTES, DEFAULT_QUEUE_LIMIT, LivelinessChange, Message, ProducerLink, Subscription, Transport
+from .queue import QueuedSubscription, SubscriptionQueue
+
+_new_tuple = tuple.__new__
+_monotonic_ns = time.monotonic_ns
 
 
-class _InProcSubscription(Subscription):
-    def __init__(self, bus: "InProcessBus", collection_id: str, queue_limit: int):
-        self.collection_id = collection_id
+class _InProcSubscription(QueuedSubscription):
+    def __init__(self, bus: "InProcessBus", queue: SubscriptionQueue):
+        super().__init__(queue)
         self._bus = bus
-        self._queue: deque[Event] = deque()
-        self._limit = queue_limit
-        self._lock = threading.Lock()
-        self._overflowed = 0
-        self._arrived = threading.Event()  # set on every enqueue, cleared by drain()
         self._closed = False
-
-    def _put(self, event: Event) -> None:
-        # Liveliness changes are never dropped: they are rare and restart detection depends on them.
-        with self._lock:
-            if isinstance(event, Message) and len(self._queue) >= self._limit:
-                self._overflowed += 1
-                return
-            self._queue.append(event)
-            if not self._arrived.is_set():  # set() takes a lock; skip it while already set
-                self._arrived.set()
-
-    def drain(self, max_events: int | None = None) -> list[Event]:
-        with self._lock:
-            if max_events is None or max_events >= len(self._queue):
-                out = list(self._queue)
-                self._queue.clear()
-                self._arrived.clear()
-            else:
-                out = [self._queue.popleft() for _ in range(max_events)]
-        return out
-
-    def wait(self, timeout_s: float) -> bool:
-        """Block until at least one event is queued or `timeout_s` [s] passed; True if queued."""
-        return self._arrived.wait(timeout_s)
-
-    @property
-    def overflowed(self) -> int:
-        return self._overflowed
 
     def close(self) -> None:
         if not self._closed:
@@ -76,10 +46,10 @@ class _InProcLink(ProducerLink):
                 "is closed; cannot publish")
         if type(payload) is not bytes:
             payload = bytes(payload)
-        message = Message(self.collection_id, stream, payload, self.producer_session, sequence,
-                          time.monotonic_ns())
-        for sub in self._bus._subscribers(self.collection_id):
-            sub._put(message)
+        message = _new_tuple(Message, (self.collection_id, stream, payload, self.producer_session, sequence,
+                                       _monotonic_ns()))  # Message(...) without its Python-level __new__
+        for sub in self._bus._subs.get(self.collection_id, ()):
+            sub.queue.put(message)
 
     def close(self) -> None:
         if not self._closed:
@@ -118,7 +88,7 @@ class InProcessBus(Transport):
             links.append(link)
             subs = self._subscribers(collection_id)
         for sub in subs:
-            sub._put(LivelinessChange(collection_id, producer_session, True))
+            sub.queue.put_liveliness(LivelinessChange(collection_id, producer_session, True))
         return link
 
     def _remove_link(self, link: _InProcLink) -> None:
@@ -128,17 +98,19 @@ class InProcessBus(Transport):
                 links.remove(link)
             subs = self._subscribers(link.collection_id)
         for sub in subs:
-            sub._put(LivelinessChange(link.collection_id, link.producer_session, False))
+            sub.queue.put_liveliness(LivelinessChange(link.collection_id, link.producer_session, False))
 
-    def subscribe(self, collection_id: str, *, queue_limit: int = DEFAULT_QUEUE_LIMIT) -> Subscription:
+    def subscribe(self, collection_id: str, *, queue_limit: int = DEFAULT_QUEUE_LIMIT,
+                  queue_bytes: int = DEFAULT_QUEUE_BYTES, max_data_size: int | None = None,
+                  max_metadata_size: int | None = None) -> Subscription:
         validate_collection_id(collection_id)
-        if queue_limit < 1:
-            raise TransportError(f"collection {collection_id!r}: queue_limit must be >= 1, got {queue_limit}")
+        queue = SubscriptionQueue(collection_id, limit=queue_limit, max_bytes=queue_bytes,
+                                  max_data_size=max_data_size, max_metadata_size=max_metadata_size)
         with self._lock:
             self._check_open()
-            sub = _InProcSubscription(self, collection_id, queue_limit)
+            sub = _InProcSubscription(self, queue)
             for link in self._links.get(collection_id, []):
-                sub._put(LivelinessChange(collection_id, link.producer_session, True))
+                queue.put_liveliness(LivelinessChange(collection_id, link.producer_session, True))
             self._subs[collection_id] = self._subscribers(collection_id) + (sub,)
         return sub
 

@@ -22,8 +22,10 @@ settings it leaves at Zenoh's built-in defaults for listen endpoints, connect en
 multicast scouting get the loopback defaults above (Zenoh's own default would listen on all
 interfaces). Explicit `listen=` / `connect=` endpoint lists override both.
 
-Zenoh calls back from its own threads: callbacks only append to a bounded queue (overflow and
-unparseable samples are counted, never raised); all checking happens in the consumer's thread.
+Zenoh calls back from its own threads: callbacks only put into the subscription's
+`queue.SubscriptionQueue` (bounded by events and bytes; overflow, oversize payloads — refused
+before they are copied out of Zenoh — and unparseable samples are counted, never raised); all
+checking of the records happens in the consumer's thread.
 """
 from __future__ import annotations
 
@@ -32,7 +34,6 @@ import os
 import struct
 import threading
 import time
-from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +41,8 @@ import zenoh
 
 from ..contract.naming import Stream, stream_key, validate_collection_id
 from ..errors import TransportError
-from .base import (DEFAULT_QUEUE_LIMIT, Event, LivelinessChange, Message, ProducerLink,
-                   Subscription, Transport)
+from .base import DEFAULT_QUEUE_BYTES, DEFAULT_QUEUE_LIMIT, LivelinessChange, Message, ProducerLink, Subscription, Transport
+from .queue import QueuedSubscription, SubscriptionQueue
 
 #: The loopback port the default configuration listens on (first process) and connects to.
 DEFAULT_PORT = 7447
@@ -49,6 +50,10 @@ DEFAULT_PORT = 7447
 ATTACHMENT = struct.Struct("<QQ")
 #: Verbatim key chunk under which producers declare liveliness tokens.
 LIVELINESS_CHUNK = "@tactile_producer"
+_unpack_attachment = ATTACHMENT.unpack
+_monotonic_ns = time.monotonic_ns
+_new_tuple = tuple.__new__
+_DATA = Stream.DATA  # (reading an Enum member off its class costs ~0.15 us)
 
 
 #: QoS of both stream publishers. Express (no batching): lowest latency, and metadata cannot be
@@ -143,21 +148,16 @@ def _describe(config: Any) -> str:
     return repr(str(config)) if isinstance(config, (str, Path)) and len(str(config)) < 200 else f"({type(config).__name__})"
 
 
-class ZenohSubscription(Subscription):
+class ZenohSubscription(QueuedSubscription):
     """Both streams of one collection plus its producers' liveliness, queued for `drain()`."""
 
-    def __init__(self, session: zenoh.Session, collection_id: str, queue_limit: int, on_close):
-        self.collection_id = collection_id
-        self._queue: deque[Event] = deque()
-        self._limit = queue_limit
-        self._overflowed = 0
-        self._arrived = threading.Event()  # set on every enqueue, cleared by drain()
-        self._malformed = 0
-        self._liveliness_malformed = 0
+    def __init__(self, session: zenoh.Session, queue: SubscriptionQueue, on_close):
+        super().__init__(queue)
+        collection_id = queue.collection_id
         self._on_close = on_close
         self._closed = False
-        self._data_key = stream_key(collection_id, Stream.DATA)
-        self._metadata_key = stream_key(collection_id, Stream.METADATA)
+        # key -> (stream, largest payload the queue could ever hold on it [bytes])
+        self._streams = {stream_key(collection_id, stream): (stream, queue.max_payload(stream)) for stream in Stream}
         # One subscriber for both keys: zenoh-python runs each subscriber's callback on its own
         # thread, so two subscribers would reorder metadata and data sent one after the other.
         # `<id>/**` also matches nested collections (`<id>/x`); their samples are skipped.
@@ -167,65 +167,34 @@ class ZenohSubscription(Subscription):
                                                     self._liveliness_callback, history=True),
         ]
 
-    # Callbacks run on Zenoh threads: enqueue only, never raise.
+    # Callbacks run on Zenoh threads: enqueue only, never raise. The sample callback is the hot
+    # path: no per-sample object but the queued Message (built as the bare tuple it is), and a
+    # payload larger than the queue could ever hold is refused before it is copied out of Zenoh.
     def _sample_callback(self, sample: zenoh.Sample) -> None:
-        now = time.monotonic_ns()
-        key = str(sample.key_expr)
-        if key == self._data_key:
-            stream = Stream.DATA
-        elif key == self._metadata_key:
-            stream = Stream.METADATA
-        else:
+        now = _monotonic_ns()
+        route = self._streams.get(str(sample.key_expr))
+        if route is None:
             return  # another (nested) collection's stream
+        stream, max_payload = route
         try:
-            attachment = sample.attachment
-            session, sequence = ATTACHMENT.unpack(attachment.to_bytes() if attachment is not None else b"")
-            message = Message(self.collection_id, stream, sample.payload.to_bytes(), session, sequence, now)
-        except (struct.error, ValueError, TypeError, AttributeError):  # not from a TactilePublisher
-            self._malformed += 1  # only this callback's thread writes it
+            session, sequence = _unpack_attachment(sample.attachment.to_bytes())
+        except (struct.error, AttributeError):  # no or short attachment: not from a TactilePublisher
+            self.queue.count_malformed()
             return
-        self._put(message)
+        payload = sample.payload
+        size = len(payload)
+        if size > max_payload:
+            self.queue.refuse(stream, size, session, sequence, now)
+            return
+        self.queue.put(_new_tuple(Message, (self.collection_id, stream, payload.to_bytes(), session, sequence, now)))
 
     def _liveliness_callback(self, sample: zenoh.Sample) -> None:
         try:
             session = int(str(sample.key_expr).rsplit("/", 1)[1], 16)
-            change = LivelinessChange(self.collection_id, session, sample.kind == zenoh.SampleKind.PUT)
         except (ValueError, IndexError):  # a foreign token under our verbatim chunk
-            self._liveliness_malformed += 1  # only the liveliness callback's thread writes it
+            self.queue.count_malformed()
             return
-        self._put(change)
-
-    def _put(self, event: Event) -> None:
-        # No lock: deque.append/popleft are atomic, and only this subscription's callbacks grow
-        # the queue (the limit may be overshot by one event per concurrent callback thread).
-        if len(self._queue) >= self._limit and isinstance(event, Message):
-            self._overflowed += 1
-            return
-        self._queue.append(event)
-        if not self._arrived.is_set():  # set() takes a lock; skip it while already set
-            self._arrived.set()
-
-    def drain(self, max_events: int | None = None) -> list[Event]:
-        queue = self._queue
-        self._arrived.clear()  # before taking: an event appended after this sets it again
-        count = len(queue) if max_events is None else min(max_events, len(queue))
-        out = [queue.popleft() for _ in range(count)]
-        if queue:
-            self._arrived.set()
-        return out
-
-    def wait(self, timeout_s: float) -> bool:
-        """Block until at least one event is queued or `timeout_s` [s] passed; True if queued."""
-        return self._arrived.wait(timeout_s)
-
-    @property
-    def overflowed(self) -> int:
-        return self._overflowed
-
-    @property
-    def malformed(self) -> int:
-        """Samples refused before queuing: missing/short attachment or unparseable liveliness key."""
-        return self._malformed + self._liveliness_malformed
+        self.queue.put_liveliness(LivelinessChange(self.collection_id, session, sample.kind == zenoh.SampleKind.PUT))
 
     def close(self) -> None:
         if not self._closed:
@@ -252,7 +221,7 @@ class ZenohProducerLink(ProducerLink):
         if self._closed:
             raise TransportError(f"collection {self.collection_id!r}: producer session "
                                  f"{self.producer_session:016x} is closed; cannot publish")
-        publisher = self._data if stream is Stream.DATA else self._metadata
+        publisher = self._data if stream is _DATA else self._metadata
         try:
             publisher.put(payload, attachment=self._pack(self.producer_session, sequence))
         except zenoh.ZError as exc:
@@ -303,13 +272,15 @@ class ZenohTransport(Transport):
             self._links.append(link)
         return link
 
-    def subscribe(self, collection_id: str, *, queue_limit: int = DEFAULT_QUEUE_LIMIT) -> Subscription:
+    def subscribe(self, collection_id: str, *, queue_limit: int = DEFAULT_QUEUE_LIMIT,
+                  queue_bytes: int = DEFAULT_QUEUE_BYTES, max_data_size: int | None = None,
+                  max_metadata_size: int | None = None) -> Subscription:
         validate_collection_id(collection_id)
-        if queue_limit < 1:
-            raise TransportError(f"collection {collection_id!r}: queue_limit must be >= 1, got {queue_limit}")
+        queue = SubscriptionQueue(collection_id, limit=queue_limit, max_bytes=queue_bytes,
+                                  max_data_size=max_data_size, max_metadata_size=max_metadata_size)
         with self._lock:
             self._check_open()
-            sub = ZenohSubscription(self.session, collection_id, queue_limit, self._forget)
+            sub = ZenohSubscription(self.session, queue, self._forget)
             self._subs.append(sub)
         return sub
 

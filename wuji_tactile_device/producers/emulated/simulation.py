@@ -23,14 +23,17 @@ def simulation_layout(side: str) -> dict[str, np.ndarray]:
 
 
 def simulation_forces(side: str, scenario: str = "press", *, seed: int = 0, duration_s: float | None = None,
-                      playback_file=None, playback_rate: float = 100.0) -> Iterator[np.ndarray]:
+                      playback_file=None, playback_rate: float = 100.0, contact_model: str = "distributed",
+                      sensor_model=None) -> Iterator[np.ndarray]:
     """The simulation's per-tick taxel forces (176, 3) [N, taxel axes, force on the taxel] for one
-    scenario run, 100 Hz of simulation time — exactly what the simulated producer publishes. Stops
-    at the scenario's end or after `duration_s` of simulation time, whichever is first."""
+    scenario run, 100 Hz of simulation time — exactly what the simulated producer publishes (with
+    the same `contact_model` and optional `sensor_model`, so the emulated pads sense what the
+    simulated ones do). Stops at the scenario's end or after `duration_s` of simulation time."""
     from ..sim.producer import scenario_frames
     from ..sim.scenarios import FRAME_S, make_scenario
 
     sc = make_scenario(scenario, playback_file=playback_file, playback_rate=playback_rate)
+    sc.contact_model, sc.sensor_model = contact_model, sensor_model
     frames = None if duration_s is None else int(round(duration_s / FRAME_S))
     for reading in scenario_frames(sc, sc.build(side, seed), max_frames=frames):
         yield reading.taxel_forces

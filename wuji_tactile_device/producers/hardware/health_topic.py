@@ -32,6 +32,7 @@ import logging
 import time
 from typing import Any
 
+from ..base import FrameSink
 from ...hands.wuji_hand2 import FINGERS, JOINT_SUFFIXES
 from .sdk import sdk_module
 
@@ -152,13 +153,10 @@ def health_message(producer, diagnostics: Any | None) -> dict[str, Any]:
     return msg
 
 
-class HealthRecorder:
-    """Writes the hand's health to `<collection_id>/health` of an `McapRecorder`. Call
-    `poll()` from the producer's loop (each step, or a timer): it drains the device's joint
-    diagnostics and writes at most one message per `period_s`.
-
-        health = HealthRecorder(recorder, "tactile/right", producer)
-        ... producer.step(); health.poll()
+class HealthRecorder(FrameSink):
+    """Writes the hand's health to `<collection_id>/health` of an `McapRecorder`: one of the
+    hardware producer's recording outputs, so the run loop calls `poll()` every pass (frames or
+    not); it drains the device's joint diagnostics and writes at most one message per `period_s`.
     """
 
     def __init__(self, recorder, collection_id: str, producer, *, period_s: float = 0.5,
@@ -175,6 +173,9 @@ class HealthRecorder:
         self._channel = recorder.add_json_channel(self.topic, HEALTH_SCHEMA,
                                                   metadata={"collection": collection_id, **CHANNEL_METADATA})
         self.written = 0
+
+    def on_frame(self, frame, sequence: int, timestamp) -> None:
+        self.poll()
 
     def poll(self) -> bool:
         """Write a message if one is due. True when one was written."""

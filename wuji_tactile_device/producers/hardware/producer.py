@@ -40,7 +40,8 @@ from .format import SensorFormat, parse_format
 from .identity import resolve_side
 from .layout_metadata import DEFAULT_AXIS_MAPPING, AxisMapping, hardware_metadata
 from .recovery import Backoff, RetryPolicy, bounded, is_timeout
-from .resultant_topic import ResultantRecorder
+from .health_topic import HealthRecorder
+from .resultant_topic import FingerResultant, ResultantRecorder, TickResultants  # noqa: F401 (re-exported)
 
 log = logging.getLogger(__name__)
 
@@ -78,30 +79,6 @@ class HardwareConfig:
     @property
     def collection(self) -> str:
         return self.collection_id or f"tactile/{self.side}"
-
-
-class FingerResultant(NamedTuple):
-    """The device's own resultant for one finger (aggregate block), not derived from taxels."""
-
-    finger: str
-    force_n: np.ndarray  # (3,) [N] in the aggregate axes R(base_rpy)·R(aggregate_rpy)
-    force_tip_n: np.ndarray | None  # (3,) [N] in tip_sensor_frame (None: mounting pose unknown)
-    temperature_c: float  # [°C], NaN when not declared
-    device_time_us: int
-
-
-class TickResultants(NamedTuple):
-    """The device resultants of one published tick, with the tick's identity in the contract
-    stream: `sequence` is the published data record's sequence, `sample_time_ns` its sample
-    time (local monotonic clock), `device_time_us` its device time and `available_time_ns` its
-    available time (when it was published). `resultants`: finger → FingerResultant, only fingers whose format
-    declares an aggregate force."""
-
-    sequence: int
-    available_time_ns: int
-    sample_time_ns: int
-    device_time_us: int
-    resultants: dict[str, FingerResultant]
 
 
 @dataclass
@@ -216,6 +193,8 @@ class HardwareProducer(Producer):
         self._frame = Frame(self._forces, 0, 0)
         self._tick_resultants: dict[str, FingerResultant] = {}
         self.frames = 0
+        #: Frames the run loop published (counted in `on_published`).
+        self.published = 0
         self.device.open_streams()
         self._grace_end_ns = time.monotonic_ns() + int(config.startup_grace_s * 1e9)
         for f in self._fingers.values():
@@ -517,18 +496,24 @@ class HardwareProducer(Producer):
         return frame
 
     def on_published(self, frame: Frame, sequence: int, timestamp: DeviceDataTimestamp) -> None:
+        self.published += 1
         self.resultants = self._tick_resultants
         self.last_tick = TickResultants(sequence, timestamp.available_time_local_common_clock,
                                         frame.sample_time_ns, frame.device_time_ns // 1000, self.resultants)
 
     def recording_outputs(self, recorder) -> list[FrameSink]:
-        return [ResultantRecorder(recorder, self.collection_id, source=self)]
+        """The device's own resultants (`<collection>/device_resultants`) and the hand's health
+        (`<collection>/health`), beside the contract streams."""
+        return [ResultantRecorder(recorder, self.collection_id, source=self),
+                HealthRecorder(recorder, self.collection_id, self)]
 
     def file_metadata(self) -> dict[str, str]:
+        """The recording's file metadata: producer kind, side, the hand's identity (serial number,
+        firmware / hardware / SDK versions) and what its formats declared that is not used."""
         return {"producer_kind": "hardware", "hand_side": self.config.side, "collections": self.collection_id,
-                "device_serial_number": self.device.serial_number,
                 "axis_mapping": self.config.axis_mapping.describe(),
-                "layout_sources": ",".join(f"{k}={v}" for k, v in self.layout_sources.items())}
+                "layout_sources": ",".join(f"{k}={v}" for k, v in self.layout_sources.items()),
+                **self.device_metadata()}
 
     @property
     def last_forces(self) -> np.ndarray:

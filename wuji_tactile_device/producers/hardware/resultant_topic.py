@@ -28,15 +28,40 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any, NamedTuple
+
+import numpy as np
 
 from ...hands.wuji_hand2 import FINGERS
 from ..base import FrameSink
 
-if TYPE_CHECKING:  # annotations only: the producer imports this module
-    from .producer import TickResultants
 
 log = logging.getLogger(__name__)
+
+class FingerResultant(NamedTuple):
+    """The device's own resultant for one finger (aggregate block), not derived from taxels."""
+
+    finger: str
+    force_n: np.ndarray  # (3,) [N] in the aggregate axes R(base_rpy)·R(aggregate_rpy)
+    force_tip_n: np.ndarray | None  # (3,) [N] in tip_sensor_frame (None: mounting pose unknown)
+    temperature_c: float  # [°C], NaN when not declared
+    device_time_us: int
+
+
+class TickResultants(NamedTuple):
+    """The device resultants of one published tick, with the tick's identity in the contract
+    stream: `sequence` is the published data record's sequence, `sample_time_ns` its sample
+    time (local monotonic clock), `device_time_us` its device time and `available_time_ns` its
+    available time (when it was published). `resultants`: finger → FingerResultant, only fingers whose format
+    declares an aggregate force."""
+
+    sequence: int
+    available_time_ns: int
+    sample_time_ns: int
+    device_time_us: int
+    resultants: dict[str, FingerResultant]
+
+
 
 RESULTANTS_SUFFIX = "/device_resultants"
 RESULTANTS_SCHEMA_NAME = "wuji_tactile.DeviceResultants"

@@ -24,7 +24,12 @@ import numpy as np
 
 from ...errors import ProducerError
 from .model import distal_body_ids
+from .contact_model import DistributedContact
 from .taxels import IMAGE_SHAPE, pad_taxels
+
+#: Selectable spatial models: "distributed" (pressure from the contact geometry through a
+#: compliant layer, `contact_model.py`) and "gaussian" (a fixed σ = 1.5 mm blob per contact point).
+CONTACT_MODELS = ("distributed", "gaussian")
 
 
 # numpy ≥ 2.2 gufuncs: far cheaper per call than einsum on these small arrays (per-call overhead
@@ -70,6 +75,7 @@ class TactileReading(NamedTuple):
     num_contacts: int          # accepted (masked-in) contacts
     num_rejected: int          # distal–object contacts dropped by the active-pad mask
     images: np.ndarray | None  # (5, 3, 48, 32) float64 pad-frame N/pixel, NaN-free (0 outside mask)
+    ideal_taxel_forces: np.ndarray | None = None  # with a sensor model: the ideal `taxel_forces`
 
     @property
     def resultants(self) -> np.ndarray:
@@ -133,7 +139,11 @@ class ContactForceModel:
 
     `object_geoms`: ids of the geoms whose contacts with the distal segments are measured."""
 
-    def __init__(self, model: mujoco.MjModel, side: str, object_geoms) -> None:
+    def __init__(self, model: mujoco.MjModel, side: str, object_geoms, *,
+                 contact_model: str = "distributed") -> None:
+        if contact_model not in CONTACT_MODELS:
+            raise ValueError(f"contact_model must be one of {', '.join(CONTACT_MODELS)}, got {contact_model!r}")
+        self.contact_model = contact_model
         self.model = model
         self.side = side
         self.pads = pad_taxels(side)
@@ -220,6 +230,8 @@ class ContactForceModel:
         self._code_slots = self.pad_slots[self._code_pad]                     # (11, 40, 3)
         self._code_slot0 = self._code_pad * self._slots                       # first slot in _slot_info
         self._front = np.greater if self.side_sign > 0 else np.less       # palm side of the distal
+        self.distributed = (DistributedContact(model, self.pads, self.distal_bodies, obj)
+                            if contact_model == "distributed" else None)
 
     def _configure_cone(self) -> None:
         """Elliptic cones with condim ≥ 3 on every measured pair (no explicit pairs; a pair's
@@ -286,6 +298,8 @@ class ContactForceModel:
         rejected = len(idx) - accepted
         if rejected:
             code, f_loc, p_loc, d2, dmin = code[ok], f_loc[ok], p_loc[ok], d2[ok], dmin[ok]
+            idx, f_c = idx[ok], f_c[ok]
+        self._last_idx, self._last_fn = idx, f_c[:, 0]
         return code, f_loc, p_loc, d2, dmin, rejected
 
     # -- distribution -----------------------------------------------------------------------------
@@ -299,6 +313,8 @@ class ContactForceModel:
                                   np.zeros((5, 3)), data.xmat.take(self.distal_bodies, axis=0).reshape(5, 3, 3),
                                   self.pad_rot_common, 0, rejected, img)
         code, f_loc, p_loc, d2, dmin, rejected = found
+        if self.distributed is not None:
+            return self._read_distributed(data, code, f_loc, rejected, images)
         onehot = self._code_onehot.take(code, axis=0)                 # (C, 5)
         # Gaussian response with the relative cutoff; the per-contact normalisation is applied to
         # the force (C × 3) instead of the weights (C × 40).
@@ -316,6 +332,23 @@ class ContactForceModel:
         if images:
             pad = self._code_pad.take(code)
             img = self._images(PadContacts(pad, f_loc @ self.pad_rot_common, f_loc, p_loc))
+        return TactileReading(taxel, taxel_distal, res_distal, rot, self.pad_rot_common,
+                              len(code), rejected, img)
+
+    def _read_distributed(self, data: mujoco.MjData, code: np.ndarray, f_loc: np.ndarray, rejected: int,
+                          images: bool) -> TactileReading:
+        """The reading under the distributed model (`contact_model.py`)."""
+        dm = self.distributed
+        g = data.contact.geom.take(self._last_idx, axis=0)
+        geom = np.where(code > 0, g[:, 0], g[:, 1]).astype(np.int64)   # the object's geom
+        pad_c = self._code_pad.take(code)
+        pad, geom, f_pair, fn_pair = dm.pairs(pad_c, geom, f_loc, self._last_fn)
+        slots, level = dm.taxel_slot_forces(data, pad, geom, f_pair, fn_pair)
+        taxel_distal = slots.take(self.taxel_slot, axis=0)
+        taxel = _vecmat(taxel_distal, self.taxel_rot).astype(np.float32)
+        res_distal = self._code_onehot.take(code, axis=0).T @ f_loc
+        rot = data.xmat.take(self.distal_bodies, axis=0).reshape(5, 3, 3)
+        img = dm.images(data, pad, geom, f_pair @ self.pad_rot_common, fn_pair, level) if images else None
         return TactileReading(taxel, taxel_distal, res_distal, rot, self.pad_rot_common,
                               len(code), rejected, img)
 
@@ -411,4 +444,4 @@ def _sq_dist(p: np.ndarray, slots: np.ndarray) -> np.ndarray:
     return _vecdot(diff, diff)
 
 
-__all__ = ["ContactForceModel", "TactileReading", "PadContacts", "contact_frame_forces", "SIGMA"]
+__all__ = ["CONTACT_MODELS", "ContactForceModel", "TactileReading", "PadContacts", "contact_frame_forces", "SIGMA"]

@@ -13,6 +13,7 @@ import numpy as np
 from ...errors import ProducerError
 from ...hands.wuji_hand2 import SEGMENT_IN_DISTAL, WRIST_TO_OPENXR, hand_kinematics, matrix_to_pose
 from .contact_forces import ContactForceModel, TactileReading, contact_frame_forces
+from .sensor_model import SensorModel
 from .model import LIFT_JOINT, distal_body_ids, hand_actuator_ids, hand_qpos_adr
 
 STEPS_PER_FRAME = 10  # 1 ms physics, 100 Hz output
@@ -20,9 +21,12 @@ STEPS_PER_FRAME = 10  # 1 ms physics, 100 Hz output
 
 class HandSimulation:
     """A compiled simulated hand. `object_geoms`: names of the geoms whose contacts the pads
-    measure (the chosen object)."""
+    measure (the chosen object). `contact_model`: how a pad's force spreads over its taxels,
+    "distributed" (footprint from the contact geometry; default) or "gaussian" (fixed blob).
+    `sensor_model`: a `SensorModel` applied to the taxel forces of each frame (None: ideal)."""
 
-    def __init__(self, side: str, spec: mujoco.MjSpec, object_geoms: Iterable[str]) -> None:
+    def __init__(self, side: str, spec: mujoco.MjSpec, object_geoms: Iterable[str], *,
+                 contact_model: str = "distributed", sensor_model: SensorModel | None = None) -> None:
         self.side = side
         self.model = spec.compile()
         self.data = mujoco.MjData(self.model)
@@ -32,7 +36,7 @@ class HandSimulation:
         except KeyError as exc:
             raise ProducerError(f"sim: object geom {exc} not in the model") from None
         self.object_geom_ids = np.array(ids, dtype=np.int64)
-        self.contacts = ContactForceModel(self.model, side, ids)
+        self.contacts = ContactForceModel(self.model, side, ids, contact_model=contact_model)
         self.actuators = hand_actuator_ids(self.model, side)
         self.qpos_adr = hand_qpos_adr(self.model, side)
         self.lift_actuator = self.model.actuator(LIFT_JOINT).id
@@ -40,6 +44,8 @@ class HandSimulation:
         self.wrist_body = self.model.body(hand_kinematics(side).wrist_body).id
         self.distal_bodies = distal_body_ids(self.model, side)
         self.frames = 0
+        self.sensor_model = sensor_model
+        self._sensed: tuple[int, np.ndarray] | None = None   # (frame, measured forces) of the last read
         mujoco.mj_forward(self.model, self.data)
 
     # -- control ----------------------------------------------------------------------------------
@@ -66,7 +72,16 @@ class HandSimulation:
         return self.frames * STEPS_PER_FRAME * int(round(self.model.opt.timestep * 1e9))
 
     def read(self, *, images: bool = False) -> TactileReading:
-        return self.contacts.read(self.data, images=images)
+        """This frame's reading. With a sensor model, `taxel_forces` is the measured output (the
+        model advances once per frame, however often the frame is read) and
+        `ideal_taxel_forces` the ideal shares; resultants, images and the distal/pad-frame
+        shares stay ideal."""
+        r = self.contacts.read(self.data, images=images)
+        if self.sensor_model is None:
+            return r
+        if self._sensed is None or self._sensed[0] != self.frames:
+            self._sensed = (self.frames, self.sensor_model.apply(r.taxel_forces))
+        return r._replace(taxel_forces=self._sensed[1], ideal_taxel_forces=r.taxel_forces)
 
     def joint_angles(self) -> np.ndarray:
         return self.data.qpos[self.qpos_adr].copy()
