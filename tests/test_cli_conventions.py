@@ -101,7 +101,7 @@ def test_quiet_is_accepted_before_and_after_every_subcommand(capsys, recording):
     assert code == 0 and CID in out
     for command in ("sim", "record", "echo", "plot", "export", "view", "bench"):
         code, out, _ = cli(capsys, command, "--help")
-        assert code == 0 and "--quiet" in out and "--progress" in out, command
+        assert code == 0 and "--quiet" in out and "-q" in out and "--progress" in out, command
     code, _, err = cli(capsys, "--quiet", "--progress", "inspect", str(recording))
     assert code == 2 and "--quiet and --progress contradict each other" in err
 

@@ -28,8 +28,10 @@ SUBCOMMANDS = ("sim", "hw", "record", "replay", "echo", "inspect", "validate", "
 
 def _add_console_options(parser: argparse.ArgumentParser, default) -> None:
     g = parser.add_argument_group("console (any command, before or after its name)")
-    if "--quiet" not in parser._option_string_actions:  # sim and plot declare their own --quiet
-        g.add_argument("--quiet", "-q", action="store_true", default=default,
+    taken = parser._option_string_actions  # sim declares its own --quiet (same dest, same meaning)
+    names = [n for n in ("--quiet", "-q") if n not in taken]
+    if names:
+        g.add_argument(*names, dest="quiet", action="store_true", default=default,
                        help="no progress bars and no notices; results, warnings and errors still print")
     g.add_argument("--progress", action="store_true", default=default,
                    help="show progress bars even when stderr is not a terminal (e.g. a CI log)")
