@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 
 
 def register(subparsers) -> None:
@@ -30,9 +31,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def nothing_lost(report) -> bool:
-    """Every message the source holds was kept: no corrupt chunk, no orphan message and no byte
-    after the last complete record (a file cut exactly at a record boundary lacks only its index,
-    which recover rebuilds)."""
+    """The library's `lossless`, except that a source cut exactly at a record boundary (0 bytes
+    after the last complete record, no cut-off chunk) lost nothing: only its index was missing,
+    and recover rebuilt it."""
     t = report.truncation
-    cut = t is not None and (t.bytes_lost > 0 or t.partial_chunk_range is not None)
-    return not (cut or report.corrupt_chunks or report.orphan_messages)
+    if t is not None and t.bytes_lost == 0 and t.partial_chunk_range is None:
+        return dataclasses.replace(report, truncation=None).lossless
+    return report.lossless
