@@ -18,13 +18,18 @@ import argparse
 import sys
 
 import numpy as np
-from isaacteleop.retargeters.tactile_retargeters import TactileVectorToFingerPower
 
 from wuji_tactile_device.errors import TactileError
 from wuji_tactile_device.contract.pads import FINGERS
 from wuji_tactile_device.hands.wuji_hand2 import TAXELS_PER_FINGER
 from wuji_tactile_device.recording import McapReplay
-from wuji_tactile_device.integrations.isaacteleop import PadForceMagnitude, TactileSource
+
+try:  # the optional extra: without it, one line naming the install, not a traceback
+    from wuji_tactile_device.integrations.isaacteleop import PadForceMagnitude, TactileSource
+    from isaacteleop.retargeters.tactile_retargeters import TactileVectorToFingerPower
+except ImportError as exc:  # MissingIsaacTeleopError names the install; a bare ImportError gets it added
+    message = str(exc) if "pip install" in str(exc) else f"{exc}: pip install 'wuji-tactile-device[isaacteleop]'"
+    sys.exit(f"retargeting_graph.py: error: {message}")
 
 WUJI_HAND2_SEGMENTS = len(TAXELS_PER_FINGER)  # one distal segment per finger
 WUJI_HAND2_TAXELS = sum(TAXELS_PER_FINGER)  # 176

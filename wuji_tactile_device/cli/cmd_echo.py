@@ -14,8 +14,11 @@ import time
 
 import numpy as np
 
-from ..errors import TactileError
+from ..errors import TactileError, TransportError
 from .common import add_zenoh_arguments, open_zenoh
+
+#: Seconds without any message from a collection before echo says that nothing is publishing it.
+NO_PRODUCER_NOTICE_S = 3.0
 
 
 def register(subparsers) -> None:
@@ -31,6 +34,10 @@ def register(subparsers) -> None:
     p.add_argument("--rate", type=float, default=10.0, metavar="HZ", help="view refresh rate (default 10)")
     p.add_argument("--duration", type=float, metavar="S", help="stop after S seconds (default: until Ctrl-C)")
     p.add_argument("--count", type=int, metavar="N", help="stop once every collection delivered N frames")
+    p.add_argument("--timeout", type=float, metavar="S",
+                   help="exit 1 if a collection has not delivered its first frame (with --count: N frames) "
+                        f"within S seconds (default: wait; after {NO_PRODUCER_NOTICE_S:g} s without a message, "
+                        "say so on stderr once and keep waiting)")
     p.add_argument("--plain", action="store_true", help="print lines instead of redrawing the terminal")
     add_zenoh_arguments(p)
     p.set_defaults(run=run)
@@ -95,6 +102,9 @@ def run(args: argparse.Namespace) -> int:
     collections = args.collection or ["tactile/right"]
     if args.rate <= 0:
         raise TactileError(f"--rate must be > 0, got {args.rate}")
+    for flag, value in (("--count", args.count), ("--timeout", args.timeout), ("--duration", args.duration)):
+        if value is not None and not value > 0:
+            raise TactileError(f"{flag} must be > 0, got {value}")
     if args.file:
         from ..recording import McapReplay
 
@@ -103,7 +113,9 @@ def run(args: argparse.Namespace) -> int:
         source = open_zenoh(args)
     redraw = sys.stdout.isatty() and not args.plain
     views = [_View(TactileTracker(cid, source, error_policy="drop"), replay=bool(args.file)) for cid in collections]
+    wanted = args.count or 1
     start = time.monotonic()
+    said_waiting: set[str] = set()
     try:
         while True:
             frame_deadline = time.monotonic() + 1.0 / args.rate
@@ -117,14 +129,44 @@ def run(args: argparse.Namespace) -> int:
             else:
                 sys.stdout.write("\n".join(text) + "\n")
             sys.stdout.flush()
-            if args.duration is not None and time.monotonic() - start >= args.duration:
-                break
+            elapsed = time.monotonic() - start
             if args.count is not None and all(v.tracker.counters.delivered >= args.count for v in views):
+                break
+            if args.timeout is not None and elapsed >= args.timeout:
+                short = [v for v in views if v.tracker.counters.delivered < wanted]
+                if short:
+                    raise TransportError("; ".join(_shortfall(v.tracker, wanted, elapsed) for v in short))
+            if args.duration is not None and elapsed >= args.duration:
                 break
             if args.file and source.finished:
                 break
+            if args.timeout is None and elapsed >= NO_PRODUCER_NOTICE_S:
+                for v in views:
+                    if v.tracker.counters.received == 0 and v.tracker.collection_id not in said_waiting:
+                        said_waiting.add(v.tracker.collection_id)
+                        args.console.note(f"no producer on {v.tracker.collection_id} after {elapsed:.0f} s "
+                                          "(still waiting; Ctrl-C to stop)")
     finally:
         for v in views:
             v.tracker.close()
         source.close()
+    silent = [v for v in views if v.tracker.counters.delivered == 0]
+    if silent:  # ended by --duration or the end of a file without a single frame from some collection
+        raise TransportError("; ".join(_shortfall(v.tracker, 1, time.monotonic() - start) for v in silent))
+    if args.count is not None and args.file:
+        short = [v for v in views if v.tracker.counters.delivered < args.count]
+        if short:
+            raise TransportError("; ".join(f"{v.tracker.collection_id}: the file ended after "
+                                           f"{v.tracker.counters.delivered} of {args.count} frames" for v in short))
     return 0
+
+
+def _shortfall(tracker, wanted: int, elapsed: float) -> str:
+    """Why a collection has fewer than `wanted` frames after `elapsed` seconds, in one clause."""
+    c = tracker.counters
+    if c.received == 0:
+        return f"no producer on {tracker.collection_id} after {elapsed:.1f} s (nothing received)"
+    if c.delivered == 0:
+        return (f"{tracker.collection_id}: {c.received} frames received after {elapsed:.1f} s but none delivered "
+                f"({c.dropped_before_confirmation} before its metadata was confirmed, {c.rejected} rejected)")
+    return f"{tracker.collection_id}: {c.delivered} of {wanted} frames after {elapsed:.1f} s"

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
+
+from .output import require_extra
 
 
 def _newtons(text: str) -> float | str:
@@ -51,15 +52,16 @@ def register(subparsers) -> None:
                    help="resultant panels: one y-scale per pad row (default) or one for all panels")
     p.add_argument("--collection", metavar="C", default=None,
                    help="collection to plot, e.g. tactile/right (default: the file's only collection)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar (none either when stderr is not a terminal)")
+    p.add_argument("--quiet", "-q", action="store_true",
+                   help="no progress bar (none either when stderr is not a terminal, unless --progress)")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..plot import plot_recording
 
-    progress = not args.quiet and sys.stderr.isatty()
+    require_extra("matplotlib", "plot")  # before reading the recording: the missing extra is the only output
     for path in plot_recording(args.input, args.out, time_s=args.time, collection_id=args.collection,
-                               vmax=args.vmax, share=args.share, progress=progress):
+                               vmax=args.vmax, share=args.share, progress=args.progress):
         print(path)
     return 0

@@ -1,10 +1,10 @@
 """`wuji-tactile record`: record tactile collections from Zenoh into an MCAP file until Ctrl-C
-(or `--duration`). Ctrl-C / SIGTERM finish the file: it is complete and indexed."""
+(or `--duration`). Ctrl-C / SIGTERM finish the file (complete and indexed), then exit 130 / 143;
+`--duration` ends with 0 (1 if the transport dropped events)."""
 from __future__ import annotations
 
 import argparse
 import signal
-import sys
 import time
 
 from ..errors import RecordingError
@@ -41,8 +41,6 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
     from ..recording import McapRecorder
 
     meta = parse_pairs(args.meta)
@@ -51,42 +49,44 @@ def run(args: argparse.Namespace) -> int:
     if args.hand_side:
         meta["hand_side"] = args.hand_side
     meta["collections"] = ",".join(args.collection)
+    console = args.console
     transport = open_zenoh(args)
     recorder = None
-    previous_term = signal.signal(signal.SIGTERM, _raise_interrupt)
+    stopped_by: list[int] = []  # SIGINT / SIGTERM: finish the file between two polls, then exit 128 + it
+
+    def stop(signum, _frame) -> None:
+        if stopped_by:
+            raise KeyboardInterrupt  # a second signal: the user insists
+        stopped_by.append(signum)
+
+    previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         recorder = McapRecorder(args.output, file_metadata=meta, overwrite=args.overwrite, fsync=args.fsync)
         for cid in args.collection:
             recorder.add_collection(transport, cid)
         deadline = None if args.duration is None else time.monotonic() + args.duration
-        bar = tqdm(desc=f"recording {args.output}", unit=" msg", file=sys.stderr, mininterval=0.5)
-        try:
-            while deadline is None or time.monotonic() < deadline:
+        with console.bar(desc=f"recording {args.output}", unit=" msg") as bar:
+            while not stopped_by and (deadline is None or time.monotonic() < deadline):
                 n = recorder.poll()
                 if n:
                     bar.update(n)
                 time.sleep(0.005)
-        except KeyboardInterrupt:
-            pass
-        finally:
-            bar.close()
     finally:
-        signal.signal(signal.SIGTERM, previous_term)
         with signals_ignored():  # a second Ctrl-C must not cut the summary in half
             try:
                 if recorder is not None:
                     recorder.close()
             finally:
                 transport.close()
+                for s, handler in previous.items():
+                    signal.signal(s, handler)
     c = recorder.counters
-    print(f"wrote {args.output}: {c['written_data']} data and {c['written_metadata']} metadata records "
-          f"({c['metadata_repeats_skipped']} metadata republishes not repeated)", file=sys.stderr)
-    if recorder.dropped_by_transport or c["unreadable_timestamp"]:
-        print(f"warning: {recorder.dropped_by_transport} events dropped by the transport, "
-              f"{c['unreadable_timestamp']} records without a readable timestamp", file=sys.stderr)
-        return 1
-    return 0
-
-
-def _raise_interrupt(signum, frame) -> None:
-    raise KeyboardInterrupt
+    console.note(f"wrote {args.output}: {c['written_data']} data and {c['written_metadata']} metadata records "
+                 f"({c['metadata_repeats_skipped']} metadata republishes not repeated)")
+    faulty = recorder.dropped_by_transport or c["unreadable_timestamp"]
+    if faulty:
+        console.warning(f"{recorder.dropped_by_transport} events dropped by the transport, "
+                        f"{c['unreadable_timestamp']} records without a readable timestamp")
+    if stopped_by:
+        return 128 + int(stopped_by[0])
+    return 1 if faulty else 0

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import time
 
 from ..errors import TactileError
+from .output import require_extra
 
 
 def _positive(unit: str):
@@ -82,6 +84,10 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    require_extra("foxglove", "view")  # before opening the file or Zenoh
+    if args.save and os.path.exists(args.save) and not args.overwrite:
+        # the SDK's own refusal reads "cannot start the Foxglove view ...: File exists (os error 17)"
+        raise TactileError(f"{args.save} already exists (use --overwrite to replace it)")
     from ..integrations.foxglove_live import RecordedHands, attach_with_hands, recorded_pose_source
     from ..integrations.foxglove_view import DEFAULT_FORCE_RANGE_N, FoxgloveView
     from ..streams.tracker import TactileTracker
@@ -105,8 +111,8 @@ def run(args: argparse.Namespace) -> int:
         if args.input:
             what += (f" on its recorded hand poses ({hands.name}/left_hand, {hands.name}/right_hand)" if hands
                      else " (bind pose: the file has no hand channels)")
-        print(f"wuji-tactile view: serving {', '.join(collections)} from {what} on ws://{args.host}:{view.port} "
-              "(Foxglove: Open connection → Foxglove WebSocket); Ctrl-C to stop", file=sys.stderr)
+        args.console.line("", f"serving {', '.join(collections)} from {what} on ws://{args.host}:{view.port} "
+                              "(Foxglove: Open connection → Foxglove WebSocket); Ctrl-C to stop")
         _loop(args, source, trackers)
     finally:
         for tracker in trackers:
@@ -116,8 +122,8 @@ def run(args: argparse.Namespace) -> int:
         source.close()
     for tracker in trackers:
         c = tracker.counters
-        print(f"{tracker.collection_id}: {c.delivered} frames shown, {c.dropped_before_confirmation} dropped before "
-              f"metadata confirmation, {c.rejected} rejected", file=sys.stderr)
+        args.console.note(f"{tracker.collection_id}: {c.delivered} frames shown, {c.dropped_before_confirmation} "
+                          f"dropped before metadata confirmation, {c.rejected} rejected")
     return 0
 
 
@@ -143,8 +149,7 @@ def _loop(args: argparse.Namespace, source, trackers) -> None:
         moved = sum(tracker.update() for tracker in trackers)
         if replay is not None and replay.finished and not ended:
             ended = True
-            print(f"wuji-tactile view: end of {args.input}; its last frame stays on view until Ctrl-C",
-                  file=sys.stderr)
+            args.console.note(f"end of {args.input}; its last frame stays on view until Ctrl-C")
         if not moved:
             time.sleep(0.002)
 
@@ -165,6 +170,7 @@ def open_foxglove(args: argparse.Namespace, transport, collections: list[str]):
     """A `TrackedView` on `transport` when `--foxglove` was given (print its address), else None."""
     if not getattr(args, "foxglove", False):
         return None
+    require_extra("foxglove", "view")
     from ..integrations.foxglove_view import DEFAULT_FORCE_RANGE_N, TrackedView
 
     view = TrackedView(transport, collections, host=args.foxglove_host, port=args.foxglove_port,

@@ -159,7 +159,8 @@ def run_producers(producers: list, args: argparse.Namespace, *, transport=None, 
     recorder = None
     view = record_view = None
     runners: list = []
-    bar = tqdm(total=total, desc=desc, unit=" frames", file=sys.stderr, mininterval=0.5, disable=quiet)
+    bar = tqdm(total=total, desc=desc, unit=" frames", file=sys.stderr, mininterval=0.5,
+               disable=quiet or not getattr(args, "progress", True))  # no bar in logs unless --progress
     try:
         if transport is None:
             transport = open_output(args)
