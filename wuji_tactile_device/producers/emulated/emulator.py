@@ -31,6 +31,14 @@ Behaviours of a real hand the producer must tolerate:
 Identity and health as the SDK reports them: `serial_number`, `handedness().get()` ('left' /
 'right'), `hw_version().get()`, `info.firmware_version`, `joint_diagnostics().subscribe()` (one
 `JointDiagnosticsFrame` look-alike every `diagnostics_every` emits, with per-finger tactile link status).
+
+Measured joint angles as the SDK streams them: `joint_states().subscribe()` delivers one
+`JointStateFrame` look-alike per `emit()` once the hand has joint positions (`emit(...,
+joint_angles=q)` with the simulation's 20 angles [rad, firmware order], or `set_joint_positions`):
+header on the same device clock as the fingertip frames (+ `joint_time_offset_us`), one entry per
+online joint (nid = bus·5 + node, position [rad], velocity [rad/s] by finite difference, effort 0).
+A hand that was never given positions sends none (it does not pretend to know its joints).
+Faults: `set_joint_online(index, False)` (the joint's entry is absent), `set_joint_states_sending`.
 """
 from __future__ import annotations
 
@@ -225,6 +233,23 @@ class EmulatedJointDiagnosticsFrame(NamedTuple):
     comm: EmulatedCommSummary
 
 
+class EmulatedJointStateEntry(NamedTuple):
+    """`wuji_sdk.JointStateEntry` look-alike."""
+
+    nid: int
+    position: float  # [rad]
+    velocity: float  # [rad/s]
+    effort: float
+
+
+class EmulatedJointStateFrame(NamedTuple):
+    """`wuji_sdk.JointStateFrame` look-alike: online joints only, looked up by `nid`."""
+
+    header: Any
+    num_joints: int
+    joints: list
+
+
 class EmulatedDiscoveredDevice(NamedTuple):
     """`wuji_sdk.DiscoveredDevice` look-alike (plus `firmware_version`, which the SDK's has too)."""
 
@@ -243,6 +268,17 @@ class _DiagnosticsResource:
         self._hand._check("subscribe:joint_diagnostics")
         sub = EmulatedSubscription(self._hand, "joint_diagnostics", self._hand.queue_limit)
         self._hand._subs.setdefault("joint_diagnostics", []).append(sub)
+        return sub
+
+
+class _JointStatesResource:
+    def __init__(self, hand: "EmulatedHand2"):
+        self._hand = hand
+
+    def subscribe(self) -> "EmulatedSubscription":
+        self._hand._check("subscribe:joint_states")
+        sub = EmulatedSubscription(self._hand, "joint_states", self._hand.queue_limit)
+        self._hand._subs.setdefault("joint_states", []).append(sub)
         return sub
 
 
@@ -353,6 +389,15 @@ class EmulatedHand2:
         self._rng = np.random.default_rng(seed)
         self._emits = 0
         self._joint_errors: dict[int, int] = {}
+        #: The hand's joint positions [rad, firmware order]; None until told (no joint states sent).
+        self.joint_positions: np.ndarray | None = None
+        self._joint_velocities = np.zeros(20)
+        self._joint_online = np.ones(20, dtype=bool)
+        self.joint_states_sending = True
+        #: Offset of the joint state timestamps from the hand tick [µs] (a joint stream sampled
+        #: at another phase than the fingertips).
+        self.joint_time_offset_us = 0
+        self._joint_seq = 0
         self.firmware = firmware
         self.rate_hz = float(rate_hz)
         self.serial_number = serial_number or ("EMUK0001" if side == "right" else "EMUJ0001")
@@ -491,6 +536,35 @@ class EmulatedHand2:
 
     def joint_diagnostics(self) -> _DiagnosticsResource:
         return _DiagnosticsResource(self)
+
+    def joint_states(self) -> _JointStatesResource:
+        return _JointStatesResource(self)
+
+    def set_joint_positions(self, joint_angles) -> None:
+        """The hand's joint positions from now on: 20 angles [rad], firmware order."""
+        q = np.asarray(joint_angles, dtype=np.float64)
+        if q.shape != (20,) or not np.isfinite(q).all():
+            raise ValueError(f"joint angles must be 20 finite values [rad] in firmware order, got shape {q.shape}")
+        if self.joint_positions is not None:
+            self._joint_velocities = (q - self.joint_positions) * (self.rate_hz)
+        self.joint_positions = q.copy()
+
+    def set_joint_online(self, joint_index: int, online: bool) -> None:
+        """An offline joint is absent from the joint state frames (as the SDK's are: online only)."""
+        self._joint_online[int(joint_index)] = bool(online)
+
+    def set_joint_states_sending(self, sending: bool) -> None:
+        """A stalled joint state stream: the fingertips keep sending, the joints do not."""
+        self.joint_states_sending = bool(sending)
+
+    def joint_state_frame(self) -> EmulatedJointStateFrame:
+        """The hand's joint state now (online joints only), timestamped on the device clock."""
+        joints = [EmulatedJointStateEntry(j // 4 * 5 + j % 4 + 1, float(self.joint_positions[j]),
+                                          float(self._joint_velocities[j]), 0.0)
+                  for j in np.flatnonzero(self._joint_online)]
+        header = self._header(self._joint_seq, self.device_time_us + int(self.joint_time_offset_us), "hand")
+        self._joint_seq = (self._joint_seq + 1) % (1 << 32)
+        return EmulatedJointStateFrame(header, len(joints), joints)
 
     def set_joint_error(self, joint_index: int, code: int) -> None:
         """A joint reports an active fault code in its diagnostics (0 clears it)."""
@@ -631,11 +705,13 @@ class EmulatedHand2:
         agg = np.clip(np.nan_to_num(agg), -32768, 32767).astype("<i2")  # an i16 cannot carry NaN
         return points.tobytes() + agg.tobytes()
 
-    def emit(self, forces: np.ndarray, *, device_time_us: int | None = None) -> None:
+    def emit(self, forces: np.ndarray, *, device_time_us: int | None = None, joint_angles=None) -> None:
         """One hand tick: the device clock advances by one period (or to `device_time_us`) and
         every online, sending finger delivers the samples its own clock took meanwhile (one,
         unless `set_timing` made it drift, run at another rate or start later), each sensing
-        `forces` (176, 3) [N, contract axes] (e.g. the simulation's taxel forces)."""
+        `forces` (176, 3) [N, contract axes] (e.g. the simulation's taxel forces). `joint_angles`
+        (20,) [rad]: the joints' positions at this tick (else they keep their last); the hand then
+        sends one joint state frame, if it knows its positions."""
         forces = np.asarray(forces, dtype=np.float64)
         if forces.shape != (self.num_taxels, 3):
             raise ValueError(f"emit: forces must be ({self.num_taxels}, 3), got {forces.shape}")
@@ -661,6 +737,12 @@ class EmulatedHand2:
                 if pad.online and pad.sending and self.link_up:
                     self._send(pad, loaded, int(round(t)) + self._clock_offset_us)
         self._emits += 1
+        if joint_angles is not None:
+            self.set_joint_positions(joint_angles)
+        if self.joint_positions is not None and self.joint_states_sending and self.link_up:
+            frame = self.joint_state_frame()
+            for sub in self._subs.get("joint_states", []):
+                sub._put(frame)
         if self.diagnostics_every and self._emits % self.diagnostics_every == 0 and self.link_up:
             diag = self.joint_diagnostics_frame()
             for sub in self._subs.get("joint_diagnostics", []):

@@ -1,11 +1,12 @@
 """What the emulated hand borrows from the simulation: its pad layout (a fallback for device
-formats that declare no placement) and its per-tick taxel forces (what the emulated device
-"senses"); and `EmulatedHandProducer`, the whole emulated hardware path as one `Producer`
-(simulation → emulated hand bytes → hardware producer). The hardware producer itself never
+formats that declare no placement), its per-tick taxel forces (what the emulated device
+"senses") and joint angles (what its joint encoders report); and `EmulatedHandProducer`, the
+whole emulated hardware path as one `Producer` (simulation → emulated hand bytes → hardware
+producer). The hardware producer itself never
 imports the simulation; this module does."""
 from __future__ import annotations
 
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator, NamedTuple
 
 import numpy as np
 
@@ -22,30 +23,53 @@ def simulation_layout(side: str) -> dict[str, np.ndarray]:
     return dict(zip(FINGERS, taxel_poses_in_distal(side)))
 
 
-def simulation_forces(side: str, scenario: str = "press", *, seed: int = 0, duration_s: float | None = None,
-                      playback_file=None, playback_rate: float = 100.0, contact_model: str = "distributed",
-                      sensor_model=None) -> Iterator[np.ndarray]:
-    """The simulation's per-tick taxel forces (176, 3) [N, taxel axes, force on the taxel] for one
-    scenario run, 100 Hz of simulation time — exactly what the simulated producer publishes (with
-    the same `contact_model` and optional `sensor_model`, so the emulated pads sense what the
-    simulated ones do). Stops at the scenario's end or after `duration_s` of simulation time."""
+class SimulationTick(NamedTuple):
+    """One simulated frame as the emulated hand senses it."""
+
+    forces: np.ndarray        # (176, 3) [N], taxel axes, force on the taxel
+    joint_angles: np.ndarray  # (20,) [rad], firmware order: the simulated joints' positions (qpos)
+
+
+def simulation_ticks(side: str, scenario: str = "press", *, seed: int = 0, duration_s: float | None = None,
+                     playback_file=None, playback_rate: float = 100.0, contact_model: str = "distributed",
+                     sensor_model=None, on_frame: Callable[[Any, Any], None] | None = None) -> Iterator[SimulationTick]:
+    """The simulation's per-tick taxel forces and joint angles for one scenario run, 100 Hz of
+    simulation time — the forces exactly what the simulated producer publishes (with the same
+    `contact_model` and optional `sensor_model`, so the emulated pads sense what the simulated
+    ones do), the angles the state its hand-pose channels are computed from. Stops at the
+    scenario's end or after `duration_s` of simulation time. `on_frame(sim, reading)` runs for
+    every frame before it is yielded (e.g. to keep the simulator's own joint poses)."""
     from ..sim.producer import scenario_frames
     from ..sim.scenarios import FRAME_S, make_scenario
 
     sc = make_scenario(scenario, playback_file=playback_file, playback_rate=playback_rate)
     sc.contact_model, sc.sensor_model = contact_model, sensor_model
     frames = None if duration_s is None else int(round(duration_s / FRAME_S))
-    for reading in scenario_frames(sc, sc.build(side, seed), max_frames=frames):
-        yield reading.taxel_forces
+    sim = sc.build(side, seed)
+    for reading in scenario_frames(sc, sim, max_frames=frames):
+        if on_frame is not None:
+            on_frame(sim, reading)
+        yield SimulationTick(reading.taxel_forces, sim.joint_angles())
+
+
+def simulation_forces(side: str, scenario: str = "press", *, seed: int = 0, duration_s: float | None = None,
+                      playback_file=None, playback_rate: float = 100.0, contact_model: str = "distributed",
+                      sensor_model=None) -> Iterator[np.ndarray]:
+    """The simulation's per-tick taxel forces (176, 3) [N, taxel axes, force on the taxel] only
+    (`simulation_ticks` without the joint angles)."""
+    for tick in simulation_ticks(side, scenario, seed=seed, duration_s=duration_s, playback_file=playback_file,
+                                 playback_rate=playback_rate, contact_model=contact_model, sensor_model=sensor_model):
+        yield tick.forces
 
 
 class EmulatedHandProducer(Producer):
     """The hardware producer reading an emulated hand (`SdkFingertipDevice(EmulatedHand2)`) fed
-    tick by tick from `forces` ((N, 3) [N] per tick). On demand: each `next_frame()` emits one
-    tick (period 1 / the emulator's rate) unless an assembled tick is still waiting.
+    tick by tick from `forces`: per tick an (N, 3) [N] array, or a `SimulationTick` (forces and
+    the joint angles the hand then reports — `simulation_ticks`). On demand: each `next_frame()`
+    emits one tick (period 1 / the emulator's rate) unless an assembled tick is still waiting.
     `before_tick(emulator, t)` runs before tick k is emitted, t = k × period [s] (fault injection)."""
 
-    def __init__(self, emulator, hardware: HardwareProducer, forces: Iterator[np.ndarray], *,
+    def __init__(self, emulator, hardware: HardwareProducer, forces: Iterator[np.ndarray | SimulationTick], *,
                  before_tick: Callable[[object, float], None] | None = None):
         self.emulator, self.hardware = emulator, hardware
         self.collection_id, self.metadata = hardware.collection_id, hardware.metadata
@@ -54,7 +78,8 @@ class EmulatedHandProducer(Producer):
         self.ticks = 0
 
     @classmethod
-    def from_config(cls, emulator, config: HardwareConfig, forces: Iterator[np.ndarray], **kwargs) -> "EmulatedHandProducer":
+    def from_config(cls, emulator, config: HardwareConfig, forces: Iterator[np.ndarray | SimulationTick],
+                    **kwargs) -> "EmulatedHandProducer":
         from ..hardware.device import SdkFingertipDevice
 
         return cls(emulator, HardwareProducer(SdkFingertipDevice(emulator), config), forces, **kwargs)
@@ -62,13 +87,16 @@ class EmulatedHandProducer(Producer):
     def next_frame(self) -> Frame | None:
         if self.hardware.frames_waiting():
             return self.hardware.next_frame()
-        forces = next(self._forces, None)
-        if forces is None:
+        item = next(self._forces, None)
+        if item is None:
             self.finished = True
             return None
         if self._before_tick is not None:
             self._before_tick(self.emulator, self.ticks * self.period_s)
-        self.emulator.emit(forces)
+        if isinstance(item, SimulationTick):
+            self.emulator.emit(item.forces, joint_angles=item.joint_angles)
+        else:
+            self.emulator.emit(item)
         self.ticks += 1
         return self.hardware.next_frame()
 

@@ -12,7 +12,9 @@ SDK surface used (wuji_sdk 2026.10.26, checked by introspection): `hand.fingerti
 `hand.fingertip_<f>_status().get()`, `hand.fingertip_online()`, `hand.calibrate_fingertip()`,
 `NodeOfflineError` for an unanswering finger module; identity (`serial_number`,
 `handedness()`, `hw_version()`, `info.firmware_version`), `joint_diagnostics().subscribe()` for the
-health topic, `SdkManager.instance().scan()` / `.connect(...)`. `tools/check_sdk.py` checks every
+health topic, `joint_states().subscribe()` (`JointStateFrame`: header, `joints` of `JointStateEntry`
+nid / position [rad]) for the measured joint angles behind the recorded hand poses,
+`SdkManager.instance().scan()` / `.connect(...)`. `tools/check_sdk.py` checks every
 one of them against an installed wuji-sdk (`SDK_SURFACE` below is the list).
 
 Losing the connection: with a `connector` (what `connect_sdk_hand` gives), a failing stream is
@@ -30,6 +32,7 @@ from typing import Any, Callable, NamedTuple, Protocol, runtime_checkable
 from ...errors import DeviceDisconnectedError, FingerOfflineError, HandednessMismatchError, ProducerError
 from ...hands.wuji_hand2 import FINGERS
 from .identity import connection_name, read_identity, resolve_side
+from .joint_states import JointSample, joint_sample
 from .recovery import Backoff, RetryPolicy, bounded, retry
 from .sdk import (EmulatedNodeOfflineError, EmulatedSdkError, offline_error_types,  # noqa: F401 (re-exported)
                   sdk_error_types, sdk_module)
@@ -45,12 +48,13 @@ SDK_SURFACE: tuple[str, ...] = (
     "DiscoveredDevice.sn", "DiscoveredDevice.address", "DiscoveredDevice.device_type",
     "WujiHand2.serial_number", "WujiHand2.info", "WujiHand2.is_connected", "WujiHand2.disconnect",
     "WujiHand2.handedness", "WujiHand2.hw_version", "WujiHand2.fingertip_online",
-    "WujiHand2.calibrate_fingertip", "WujiHand2.joint_diagnostics",
+    "WujiHand2.calibrate_fingertip", "WujiHand2.joint_diagnostics", "WujiHand2.joint_states",
+    "WujiHand2.nid_to_joint_index",
     *(f"WujiHand2.fingertip_{f}_{k}" for f in FINGERS for k in ("info", "data", "status")),
     "DeviceInfo.serial_number", "DeviceInfo.firmware_version",
     "HwVersion.major", "HwVersion.minor", "HwVersion.patch",
     "FingertipInfoResource.get", "FingertipStatusResource.get", "HandednessResource.get", "HwVersionResource.get",
-    "FingertipThumbDataResource.subscribe", "JointDiagnosticsResource.subscribe",
+    "FingertipThumbDataResource.subscribe", "JointDiagnosticsResource.subscribe", "JointStatesResource.subscribe",
     "Subscription.recv", "Subscription.close",
     "FingertipSensorInfo.header", "FingertipSensorInfo.digest", "FingertipSensorInfo.model",
     "FingertipSensorInfo.device_type", "FingertipSensorInfo.rate_hz", "FingertipSensorInfo.format",
@@ -63,6 +67,7 @@ SDK_SURFACE: tuple[str, ...] = (
     "JointDiagnosticsEntry.nid", "JointDiagnosticsEntry.mcu_temp_c_fb", "JointDiagnosticsEntry.error_code_current",
     "JointDiagnosticsEntry.current", "JointDiagnosticsEntry.vbus_v_fb", "JointDiagnosticsEntry.comm_response_rate_pct",
     "JointDiagnosticsEntry.comm_timeout_total",
+    "JointStateFrame.header", "JointStateFrame.joints", "JointStateEntry.nid", "JointStateEntry.position",
     "Hand2CommSummary.tactile_online_mask", "Hand2CommSummary.tactile_response_rate_pct",
     "Hand2CommSummary.tactile_timeout_total",
 )
@@ -133,13 +138,16 @@ class SdkFingertipDevice:
         self._reconnect_backoff = Backoff(self.policy)
         self._identity = identity
         self._diag_sub: Any = None
+        self._joint_sub: Any = None
+        self._want_joint_states = False
+        self._joint_backoff = Backoff(self.policy)
         #: Bumped by every successful reconnect: the producer re-confirms all fingers then.
         self.generation = 0
         self.connected = True
         self.lost_at_ns: int | None = None
         #: stream_errors, reconnect_attempts, reconnect_failures, reconnects, diagnostics_errors
         self.link_counters = {"stream_errors": 0, "reconnect_attempts": 0, "reconnect_failures": 0,
-                              "reconnects": 0, "diagnostics_errors": 0}
+                              "reconnects": 0, "diagnostics_errors": 0, "joint_state_errors": 0}
         self.last_reconnect_s: float | None = None
         self._subs: dict[str, Any] = {}
         self._max = max_frames_per_poll
@@ -205,6 +213,9 @@ class SdkFingertipDevice:
                     self._subs[f] = getattr(self._hand, f"fingertip_{f}_data")().subscribe()
                 except self._sdk_errors as exc:
                     raise ProducerError(f"{f}: subscribing to the fingertip data stream failed: {exc}") from exc
+        if self._want_joint_states:
+            self._joint_backoff.succeeded()
+            self._subscribe_joint_states(time.monotonic_ns())
 
     def poll(self) -> list[FingertipFrame]:
         """Everything that arrived since the last call (non-blocking), finger by finger. While
@@ -239,12 +250,13 @@ class SdkFingertipDevice:
         log.warning("hand %s: the %s data stream failed (%s); reconnecting by serial number", self.serial_number,
                     finger, exc)
         subs, self._subs = self._subs, {}
-        for sub in list(subs.values()) + ([self._diag_sub] if self._diag_sub is not None else []):
+        aux = [s for s in (self._diag_sub, self._joint_sub) if s is not None]
+        for sub in list(subs.values()) + aux:
             try:
                 sub.close()
             except Exception:  # noqa: BLE001 - the link is gone; closing a dead stream may fail any way
                 pass
-        self._diag_sub = None
+        self._diag_sub = self._joint_sub = None
         self._release(self._hand)
 
     def _release(self, hand: Any) -> None:
@@ -343,6 +355,61 @@ class SdkFingertipDevice:
             self._diag_sub = None
             return None
 
+    # ----- measured joint angles (auxiliary: failures are counted and logged, never raised) -----
+    @property
+    def joint_states_available(self) -> bool:
+        """True when the hand's SDK object offers the joint state stream (`joint_states()`)."""
+        return hasattr(self._hand, "joint_states")
+
+    def open_joint_states(self) -> bool:
+        """Subscribe to the hand's joint state stream (kept across reconnects). False when the hand
+        offers none; a failing subscription is counted (`link_counters['joint_state_errors']`),
+        logged and retried by `poll_joint_states` with the recovery backoff."""
+        if not self.joint_states_available:
+            return False
+        self._want_joint_states = True
+        if self.connected and self._joint_sub is None:
+            self._subscribe_joint_states(time.monotonic_ns())
+        return True
+
+    def _subscribe_joint_states(self, now_ns: int) -> None:
+        try:
+            self._joint_sub = self._hand.joint_states().subscribe()
+            self._joint_backoff.succeeded()
+        except self._sdk_errors + self._offline_types as exc:
+            self._joint_sub = None
+            self._joint_failed(now_ns, "subscribing to the joint state stream", exc)
+
+    def _joint_failed(self, now_ns: int, what: str, exc: BaseException) -> None:
+        self.link_counters["joint_state_errors"] += 1
+        wait = self._joint_backoff.failed(now_ns)
+        log.warning("hand %s: %s failed (%s); hand poses are recorded as not tracked meanwhile, next attempt in "
+                    "%.2f s", self.serial_number, what, exc, wait)
+
+    def poll_joint_states(self) -> list[JointSample]:
+        """The joint state frames that arrived since the last call (non-blocking, at most
+        `max_frames_per_poll`), oldest first, as `JointSample`s. [] while not subscribed or
+        while the connection is lost."""
+        if not (self._want_joint_states and self.connected):
+            return []
+        now = time.monotonic_ns()
+        if self._joint_sub is None:
+            if self._joint_backoff.due(now):
+                self._subscribe_joint_states(now)
+            if self._joint_sub is None:
+                return []
+        out: list[JointSample] = []
+        try:
+            for _ in range(self._max):
+                msg = self._joint_sub.recv()
+                if msg is None:
+                    break
+                out.append(joint_sample(msg, now))
+        except self._sdk_errors as exc:
+            self._joint_sub = None
+            self._joint_failed(now, "receiving joint states", exc)
+        return out
+
     def calibrate_fingertip(self) -> None:
         try:
             self._hand.calibrate_fingertip()
@@ -356,6 +423,9 @@ class SdkFingertipDevice:
         subs, self._subs = self._subs, {}
         if self._diag_sub is not None:
             subs["joint_diagnostics"], self._diag_sub = self._diag_sub, None
+        if self._joint_sub is not None:
+            subs["joint_states"], self._joint_sub = self._joint_sub, None
+        self._want_joint_states = False
         for sub in subs.values():
             try:
                 sub.close()

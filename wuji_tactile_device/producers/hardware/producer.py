@@ -12,6 +12,12 @@ aggregate block are kept per published tick in `resultants` / `last_tick` (recor
 MCAP topic by `resultant_topic.ResultantRecorder`, the producer's recording output), never mixed
 into the contract stream.
 
+Hand poses: when the hand streams its measured joint angles (the SDK's joint states), each
+published tick carries the joint sample nearest to it in device time (`joint_states`, bounded by
+`joint_max_age_s`) in `Frame.extras["hand_joints"]`, and the producer records the hand's 26
+OpenXR joint poses on Isaac Teleop's hand channels (`hand_pose.HandPoseRecorder`) in the stated
+base space (the wrist frame, or `base_pose`).
+
 Never stale: a finger that sends nothing for `stale_after_s` marks the hand unavailable (no tick
 can complete, so nothing is published), is reported by name (offline vs stalled, from the
 device's online flags), and is re-confirmed (info fetched, digest and layout checked) before
@@ -24,7 +30,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping, NamedTuple
+from typing import Callable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
@@ -32,6 +38,7 @@ from ...errors import DeviceFormatError, FingerOfflineError, LayoutChangedError,
 from ...contract.geometry import rpy_to_matrix
 from ...contract.records import DeviceDataTimestamp
 from ...hands.wuji_hand2 import FINGERS
+from ...recording.hand_channels import DEFAULT_HAND_BASE_NAME
 from ..base import Counters, Frame, FrameSink, Producer
 from .assembly import AssemblyCounters, TickAssembler
 from .calibration import SATURATION_LEVEL, load_full_scale, missing_calibration_error
@@ -40,7 +47,9 @@ from .format import SensorFormat, parse_format
 from .identity import resolve_side
 from .layout_metadata import DEFAULT_AXIS_MAPPING, AxisMapping, hardware_metadata
 from .recovery import Backoff, RetryPolicy, bounded, is_timeout
+from .hand_pose import HAND_JOINTS_EXTRA, HandPoseRecorder, as_base_pose, base_space_description
 from .health_topic import HealthRecorder
+from .joint_states import JointPairing, default_max_age_us
 from .resultant_topic import FingerResultant, ResultantRecorder, TickResultants  # noqa: F401 (re-exported)
 
 log = logging.getLogger(__name__)
@@ -59,6 +68,11 @@ class HardwareConfig:
     `tolerance_us`: max device-timestamp spread within one tick (None = half a period).
     `stale_after_s`: silence after which a finger counts as gone (None = 5 periods).
     `metadata_period_s`: metadata republication period [s] when run by the CLI.
+    `hand_poses`: subscribe to the hand's joint states and record its joint poses (when the hand
+    offers them). `base_pose`: x, y, z [m], qx, qy, qz, qw of the OpenXR wrist frame in the
+    recorded base space (None: the wrist frame is the base). `joint_max_age_s`: the largest
+    device-time distance between a tick and its joint sample (None: one tactile period).
+    `hands_name`: the hand channels' base name (`<hands_name>/right_hand`, ...).
     """
 
     side: str
@@ -73,6 +87,10 @@ class HardwareConfig:
     startup_grace_s: float = 1.0
     clock_jump_us: int = 250_000
     metadata_period_s: float = 1.0
+    hand_poses: bool = True
+    base_pose: Sequence[float] | None = None
+    joint_max_age_s: float | None = None
+    hands_name: str = DEFAULT_HAND_BASE_NAME
     #: Bounds and backoff of every SDK call on the recovery path (see recovery.RetryPolicy).
     recovery: RetryPolicy = field(default_factory=RetryPolicy)
 
@@ -121,6 +139,7 @@ class HardwareCounters(AssemblyCounters, Counters):
     unavailable: tuple[str, ...] = ()
     recovery: dict[str, int] = field(default_factory=dict)  # SDK calls on the recovery path: attempts, timeouts, ...
     link: dict[str, int] = field(default_factory=dict)  # the device link: stream errors, reconnects, ...
+    joint_states: dict[str, int] = field(default_factory=dict)  # joint samples: paired, stale, missing, ...
 
 
 @dataclass
@@ -196,9 +215,28 @@ class HardwareProducer(Producer):
         #: Frames the run loop published (counted in `on_published`).
         self.published = 0
         self.device.open_streams()
+        #: Pairs the hand's joint samples with the ticks (None: no joint states recorded).
+        self.joints: JointPairing | None = self._open_joint_states()
+        if self.joints is not None:
+            self._frame.extras = {HAND_JOINTS_EXTRA: None}
         self._grace_end_ns = time.monotonic_ns() + int(config.startup_grace_s * 1e9)
         for f in self._fingers.values():
             f.last_received_ns = self._grace_end_ns
+
+    def _open_joint_states(self) -> JointPairing | None:
+        cfg = self.config
+        self.base_pose = as_base_pose(cfg.base_pose)  # a wrong base pose fails here, before any frame
+        if cfg.joint_max_age_s is not None and not cfg.joint_max_age_s > 0:
+            raise ValueError(f"joint_max_age_s must be > 0 s, got {cfg.joint_max_age_s!r}")
+        open_joints = getattr(self.device, "open_joint_states", None)
+        if not cfg.hand_poses or open_joints is None:
+            return None
+        if not open_joints():
+            log.info("hand %s offers no joint state stream: no hand poses are recorded", self.device.serial_number)
+            return None
+        max_age_us = (default_max_age_us(self.rate_hz) if cfg.joint_max_age_s is None
+                      else int(round(cfg.joint_max_age_s * 1e6)))
+        return JointPairing(max_age_us)
 
     # ----- start-up and re-confirmation -----
     def _confirm_all(self) -> dict[str, _Finger]:
@@ -283,7 +321,8 @@ class HardwareProducer(Producer):
         return HardwareCounters(**self.assembler.counters.as_dict(), frames=self.frames,
                                 info_revisions=self.info_revisions, saturated=self.saturated,
                                 unavailable=self.unavailable_fingers, recovery=dict(self.recovery),
-                                link=dict(link) if link is not None else {})
+                                link=dict(link) if link is not None else {},
+                                joint_states=self.joints.counters.as_dict() if self.joints is not None else {})
 
     def device_metadata(self) -> dict[str, str]:
         """String pairs for the recording's file metadata: the hand's identity (serial number,
@@ -331,6 +370,10 @@ class HardwareProducer(Producer):
                 for other in self._fingers.values():
                     if other is not finger:
                         other.last_device_us = None
+                if self.joints is not None:
+                    self.joints.reset()  # so are the joint samples held for pairing
+        if self.joints is not None:
+            self.joints.push(self.device.poll_joint_states())
         for name in sorted(returning, key=FINGERS.index):
             self._recover(self._fingers[name])
         self._check_stale(now_ns)
@@ -491,6 +534,8 @@ class HardwareProducer(Producer):
         frame = self._frame
         frame.sample_time_ns = self.assembler.clock.to_local_ns(ts_us)
         frame.device_time_ns = ts_us * 1000
+        if self.joints is not None:
+            frame.extras[HAND_JOINTS_EXTRA] = self.joints.pair(ts_us)
         self._tick_resultants = resultants
         self.frames += 1
         return frame
@@ -502,10 +547,15 @@ class HardwareProducer(Producer):
                                         frame.sample_time_ns, frame.device_time_ns // 1000, self.resultants)
 
     def recording_outputs(self, recorder) -> list[FrameSink]:
-        """The device's own resultants (`<collection>/device_resultants`) and the hand's health
-        (`<collection>/health`), beside the contract streams."""
-        return [ResultantRecorder(recorder, self.collection_id, source=self),
-                HealthRecorder(recorder, self.collection_id, self)]
+        """The device's own resultants (`<collection>/device_resultants`), the hand's health
+        (`<collection>/health`) and, when the hand streams its joint angles, its joint poses on
+        Isaac Teleop's hand channels (`<hands_name>/left_hand`, `<hands_name>/right_hand`)."""
+        outputs: list[FrameSink] = [ResultantRecorder(recorder, self.collection_id, source=self),
+                                    HealthRecorder(recorder, self.collection_id, self)]
+        if self.joints is not None:
+            outputs.append(HandPoseRecorder(recorder, self.config.side, base_pose=self.base_pose,
+                                            base_name=self.config.hands_name))
+        return outputs
 
     def file_metadata(self) -> dict[str, str]:
         """The recording's file metadata: producer kind, side, the hand's identity (serial number,
@@ -513,7 +563,14 @@ class HardwareProducer(Producer):
         return {"producer_kind": "hardware", "hand_side": self.config.side, "collections": self.collection_id,
                 "axis_mapping": self.config.axis_mapping.describe(),
                 "layout_sources": ",".join(f"{k}={v}" for k, v in self.layout_sources.items()),
-                **self.device_metadata()}
+                **self._hand_pose_metadata(), **self.device_metadata()}
+
+    def _hand_pose_metadata(self) -> dict[str, str]:
+        if self.joints is None:
+            return {}
+        return {"hand_channels": self.config.hands_name,
+                "hand_base_space": base_space_description(self.config.side, self.base_pose),
+                "hand_joint_max_age_us": str(self.joints.max_age_us)}
 
     @property
     def last_forces(self) -> np.ndarray:
