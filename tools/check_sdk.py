@@ -9,7 +9,9 @@ name, "Class.attr" = a method, property or field descriptor of that class). On t
 checks the few values the producer relies on: the status enums compare equal to 0/1, the
 handedness enum maps Left/Right to 0/1, `SdkManager.connect` takes the keywords sn, address,
 handedness, device_name, options, `FrameHeader(seq, timestamp_us, frame_id)` and
-`ConnectOptions(timeout_ms=…)` construct, and `NodeOfflineError` derives from `WujiException`.
+`ConnectOptions(timeout_ms=…)` construct, `NodeOfflineError` derives from `WujiException`, and
+`WujiHand2.nid_to_joint_index` maps the joint state stream's node ids to the firmware joint order
+exactly as the producer's own table does (bus·5 + node → bus·4 + node − 1).
 Exit status 0 when everything is there, 1 otherwise (each missing item named), 2 when no SDK is
 installed. See docs/hardware.md ("Verifying a new wuji-sdk release").
 """
@@ -35,12 +37,9 @@ def _resolve(module: Any, dotted: str) -> tuple[bool, str]:
     return True, ""
 
 
-def check(module: Any) -> list[str]:
-    """Problems found in `module` (an imported wuji_sdk, or a stand-in); [] when it fits."""
-    from wuji_tactile_device.producers.hardware.device import SDK_SURFACE
-
-    problems = [msg for ok, msg in (_resolve(module, name) for name in SDK_SURFACE) if not ok]
-    values = [
+def behaviours() -> list[tuple[str, Any]]:
+    """The values the producer relies on: (what, test(module) → bool)."""
+    return [
         ("FingertipSensorState.Ready == 0", lambda m: m.FingertipSensorState.Ready == 0),
         ("FingertipSensorState.Calibrating == 1", lambda m: m.FingertipSensorState.Calibrating == 1),
         ("FingertipSensorModel.Standard == 0", lambda m: m.FingertipSensorModel.Standard == 0),
@@ -53,8 +52,16 @@ def check(module: Any) -> list[str]:
         ("ConnectOptions(timeout_ms=...) constructs", lambda m: m.ConnectOptions(timeout_ms=250).timeout_ms == 250),
         ("HwVersion(major, minor, patch) constructs", lambda m: m.HwVersion(1, 2, 3).patch == 3),
         ("SdkManager.connect takes sn, address, handedness, device_name, options", _connect_keywords),
+        ("WujiHand2.nid_to_joint_index agrees with the producer's nid table", _nid_table),
     ]
-    for what, test in values:
+
+
+def check(module: Any) -> list[str]:
+    """Problems found in `module` (an imported wuji_sdk, or a stand-in); [] when it fits."""
+    from wuji_tactile_device.producers.hardware.device import SDK_SURFACE
+
+    problems = [msg for ok, msg in (_resolve(module, name) for name in SDK_SURFACE) if not ok]
+    for what, test in behaviours():
         try:
             ok = bool(test(module))
         except Exception as exc:  # noqa: BLE001 - any failure is a finding, reported with its cause
@@ -68,6 +75,13 @@ def check(module: Any) -> list[str]:
 def _connect_keywords(m: Any) -> bool:
     params = inspect.signature(m.SdkManager.connect).parameters  # raises when not introspectable
     return all(k in params for k in ("sn", "address", "handedness", "device_name", "options"))
+
+
+def _nid_table(m: Any) -> bool:
+    from wuji_tactile_device.producers.hardware.joint_states import NID_TO_JOINT
+
+    joints = [n for n in range(NID_TO_JOINT.size) if NID_TO_JOINT[n] >= 0]
+    return len(joints) == 20 and all(int(m.WujiHand2.nid_to_joint_index(n)) == NID_TO_JOINT[n] for n in joints)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -85,9 +99,11 @@ def main(argv: list[str] | None = None) -> int:
     problems = check(wuji_sdk)
     version = getattr(wuji_sdk, "__version__", "?")
     if args.json:
-        print(json.dumps({"wuji_sdk": version, "checked": len(SDK_SURFACE) + 11, "problems": problems}, indent=1))
+        print(json.dumps({"wuji_sdk": version, "checked": len(SDK_SURFACE) + len(behaviours()), "problems": problems},
+                         indent=1))
     else:
-        print(f"wuji_sdk {version}: {len(SDK_SURFACE)} attributes + 11 behaviours checked, {len(problems)} problem(s)")
+        print(f"wuji_sdk {version}: {len(SDK_SURFACE)} attributes + {len(behaviours())} behaviours checked, "
+              f"{len(problems)} problem(s)")
         for p in problems:
             print(f"  MISSING/CHANGED  {p}")
     return 1 if problems else 0
