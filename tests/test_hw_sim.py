@@ -89,7 +89,8 @@ def test_emulated_cli_records_an_mcap_with_the_simulations_layout(tmp_path: Path
     assert topics == {("tactile/right", "core.TactileDataArrayRecord"),
                       ("tactile/right/metadata", "core.TactileMetadataRecord"),
                       ("tactile/right/device_resultants", "wuji_tactile.DeviceResultants"),
-                      ("tactile/right/health", "wuji_tactile.HandHealth")}
+                      ("tactile/right/health", "wuji_tactile.HandHealth"),
+                      ("hands/left_hand", "core.HandPoseRecord"), ("hands/right_hand", "core.HandPoseRecord")}
     replay = McapReplay(out)
     tracker = TactileTracker("tactile/right", replay)
     frames = list(tracker.frames())
@@ -129,12 +130,13 @@ def test_emulated_hardware_recording_matches_the_simulation_recording(tmp_path: 
     sim_md, sim_frames, sim_topics = _replayed(sim_path)
     hw_md, hw_frames, hw_topics = _replayed(hw_path)
     # the contract topics are identical; the hardware file adds the device's own resultants and
-    # health, the simulation file the simulated hand's poses (Isaac Teleop's hand channels)
+    # health; both carry the hand's poses on Isaac Teleop's hand channels (the simulated hand's; the
+    # emulated hand's measured joint angles)
     hands = {(f"hands/{side}_hand", "core.HandPoseRecord", "flatbuffer", "flatbuffer") for side in ("left", "right")}
-    assert hands <= sim_topics
-    assert hw_topics == (sim_topics - hands) | {("tactile/right/device_resultants", "wuji_tactile.DeviceResultants",
-                                                 "jsonschema", "json"),
-                                                ("tactile/right/health", "wuji_tactile.HandHealth", "jsonschema", "json")}
+    assert hands <= sim_topics and hands <= hw_topics
+    assert hw_topics == sim_topics | {("tactile/right/device_resultants", "wuji_tactile.DeviceResultants",
+                                       "jsonschema", "json"),
+                                      ("tactile/right/health", "wuji_tactile.HandHealth", "jsonschema", "json")}
     assert hw_md.joint_ids == sim_md.joint_ids and hw_md.num_taxels == sim_md.num_taxels
     np.testing.assert_array_equal(hw_md.segment_bind_poses, sim_md.segment_bind_poses)
     np.testing.assert_array_equal(hw_md.segment_weights, sim_md.segment_weights)
