@@ -144,6 +144,8 @@ def test_base_pose_parsing_names_the_problem():
     emu = EmulatedHand2("right", diagnostics_every=0)
     with pytest.raises(ValueError, match=r"has norm 0; it must be a unit quaternion"):
         HardwareProducer(SdkFingertipDevice(emu), HardwareConfig(side="right", base_pose=[0] * 7))
+    with pytest.raises(ValueError, match=r"joint_max_age_s must be > 0 s, got 0"):
+        HardwareProducer(SdkFingertipDevice(emu), HardwareConfig(side="right", joint_max_age_s=0))
 
 
 # -- joint states as the SDK streams them --------------------------------------------------------------

@@ -546,7 +546,7 @@ class EmulatedHand2:
         if q.shape != (20,) or not np.isfinite(q).all():
             raise ValueError(f"joint angles must be 20 finite values [rad] in firmware order, got shape {q.shape}")
         if self.joint_positions is not None:
-            self._joint_velocities = (q - self.joint_positions) * (self.rate_hz)
+            self._joint_velocities = (q - self.joint_positions) * self.rate_hz
         self.joint_positions = q.copy()
 
     def set_joint_online(self, joint_index: int, online: bool) -> None:

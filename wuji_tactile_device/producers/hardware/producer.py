@@ -160,6 +160,10 @@ class HardwareProducer(Producer):
                  on_event: Callable[[ProducerEvent], None] | None = None):
         self.device = device
         self.config = config
+        #: The stated base pose of the recorded hand poses (x, y, z, qx, qy, qz, qw; None: the wrist frame).
+        self.base_pose = as_base_pose(config.base_pose)
+        if config.joint_max_age_s is not None and not config.joint_max_age_s > 0:
+            raise ValueError(f"joint_max_age_s must be > 0 s, got {config.joint_max_age_s!r}")
         self.collection_id = config.collection
         self.on_event = on_event
         self.events: list[ProducerEvent] = []
@@ -225,9 +229,6 @@ class HardwareProducer(Producer):
 
     def _open_joint_states(self) -> JointPairing | None:
         cfg = self.config
-        self.base_pose = as_base_pose(cfg.base_pose)  # a wrong base pose fails here, before any frame
-        if cfg.joint_max_age_s is not None and not cfg.joint_max_age_s > 0:
-            raise ValueError(f"joint_max_age_s must be > 0 s, got {cfg.joint_max_age_s!r}")
         open_joints = getattr(self.device, "open_joint_states", None)
         if not cfg.hand_poses or open_joints is None:
             return None
