@@ -111,6 +111,22 @@ def test_solver_equals_the_simulators_kinematics_for_any_angles_and_base(side):
         np.testing.assert_allclose(wrist, [0, 0, 0, 0, 0, 0, 1] if base is None else BASE, atol=1e-15)
 
 
+def test_rotation_to_quaternion_round_trips_every_rotation_including_half_turns():
+    from wuji_tactile_device.contract.geometry import quat_to_matrix
+    from wuji_tactile_device.producers.hardware.hand_pose import _rotations_to_quats
+
+    rng = np.random.default_rng(3)
+    q = rng.normal(size=(20000, 4))
+    half_turns = np.array([[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [1, 1, 0, 0], [0, 0, 0, 1]], dtype=np.float64)
+    q = np.concatenate([q, half_turns])
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    R = quat_to_matrix(q)
+    got = _rotations_to_quats(R)
+    assert np.abs(np.linalg.norm(got, axis=1) - 1).max() < 1e-14 and (got[:, 3] >= 0).all()
+    np.testing.assert_allclose(quat_to_matrix(got), R, atol=1e-14)
+    np.testing.assert_allclose(np.abs((got * q).sum(axis=1)), 1.0, atol=1e-14)  # the same rotation, ±q
+
+
 @pytest.mark.parametrize("side", ["right", "left"])
 def test_validity_follows_which_joints_each_pose_really_depends_on(side):
     # dependency found by perturbing each joint of the reference kinematics

@@ -151,23 +151,24 @@ def _quat_outer_map() -> np.ndarray:
     return A.reshape(16, 10)
 
 
-_QUAT_OUTER = _quat_outer_map()
+_QUAT_OUTER_T = np.ascontiguousarray(_quat_outer_map().T)
 
 
 def _rotations_to_quats(R: np.ndarray) -> np.ndarray:
     """(n, 4) unit quaternions x, y, z, w (w ≥ 0) of rotation matrices (n, 3, 3): the row of
-    4·q·qᵀ with the largest diagonal entry, divided by its square root (the best-conditioned of the
+    4·q·qᵀ with the largest diagonal entry 4·q_k², divided by 2·|q_k| (the best-conditioned of the
     four classic formulas), in a handful of numpy calls."""
     n = R.shape[0]
     flat = np.empty((n, 10))
     flat[:, :9] = R.reshape(n, 9)
     flat[:, 9] = 1.0
-    P = (flat @ _QUAT_OUTER.T).reshape(n, 4, 4)
+    P = flat @ _QUAT_OUTER_T                    # (n, 16): row-major 4·q·qᵀ
     rows = np.arange(n)
-    k = np.argmax(P[:, [0, 1, 2, 3], [0, 1, 2, 3]], axis=1)
-    q = P[rows, k] / np.sqrt(P[rows, k, k])[:, None]
+    k = np.argmax(P[:, ::5], axis=1)            # the diagonal 4·x², 4·y², 4·z², 4·w²
+    row = P.reshape(n, 4, 4)[rows, k]
+    q = row * (0.5 / np.sqrt(row[rows, k]))[:, None]  # 4·q_k·q / (2·|q_k|) = ±q
     q *= np.where(q[:, 3:] < 0.0, -1.0, 1.0)
-    return q / np.linalg.norm(q, axis=1, keepdims=True)
+    return q
 
 
 @lru_cache(maxsize=None)
