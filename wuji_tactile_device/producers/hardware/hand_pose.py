@@ -29,7 +29,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ...contract.geometry import quat_to_matrix
-from ...contract.joints import HandJoint
+from ...contract.joints import FINGERS, HandJoint
 from ...hands.openxr_pose import JOINT_RADIUS_M, NUM_JOINTS
 from ...hands.wuji_hand2 import (NUM_ACTUATED_JOINTS, SEGMENT_IN_DISTAL, WRIST_TO_OPENXR, _check_side,
                                  _quat_wxyz_to_matrix, hand_kinematics)
@@ -41,7 +41,8 @@ HAND_JOINTS_EXTRA = "hand_joints"
 #: How far a base-pose quaternion's norm may be from 1 before it is refused (it is normalised).
 BASE_QUAT_NORM_TOLERANCE = 1e-3
 
-_FINGER_JOINT_NAMES = {"thumb": "THUMB", "index": "INDEX", "middle": "MIDDLE", "ring": "RING", "pinky": "LITTLE"}
+#: The OpenXR name stem of each finger (FINGERS order, the order of the kinematics table).
+_OPENXR_FINGER = {"thumb": "THUMB", "index": "INDEX", "middle": "MIDDLE", "ring": "RING", "pinky": "LITTLE"}
 
 # Frame sources, as indices into the stack the solver builds each call:
 #   0: the wrist body origin (rotation: the OpenXR wrist frame); 1 + f: finger f's MCP mount
@@ -55,14 +56,15 @@ def _link(f: int, level: int) -> int:
 
 
 def _joint_sources() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per OpenXR joint: rotation source, position source (None for PALM), whether the OpenXR
-    joint-local turn `SEGMENT_IN_DISTAL` applies — the map `hands.openxr_pose` documents."""
+    """Per OpenXR joint: rotation source, position source (PALM: the wrist, replaced by a midpoint
+    in the solver's weights), whether the OpenXR joint-local turn `SEGMENT_IN_DISTAL` applies —
+    the map `hands.openxr_pose` documents."""
     rot = np.zeros(NUM_JOINTS, dtype=np.int64)
     pos = np.zeros(NUM_JOINTS, dtype=np.int64)
     segment = np.ones(NUM_JOINTS, dtype=bool)
     segment[[int(HandJoint.WRIST), int(HandJoint.PALM)]] = False
-    for f, finger in enumerate(_FINGER_JOINT_NAMES):
-        name = _FINGER_JOINT_NAMES[finger]
+    for f, finger in enumerate(FINGERS):
+        name = _OPENXR_FINGER[finger]
         if finger == "thumb":
             table = {"METACARPAL": (_link(f, 1), _link(f, 0)), "PROXIMAL": (_link(f, 2),) * 2,
                      "DISTAL": (_link(f, 3),) * 2, "TIP": (_TIP + f,) * 2}
