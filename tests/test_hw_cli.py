@@ -155,3 +155,23 @@ def test_absurd_arguments_are_one_line_usage_errors(argv, message, capsys):
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
 
+
+
+def test_an_emulated_hand_records_its_measured_hand_poses(tmp_path, capsys):
+    """`hw --emulate --record` writes the hand's 26 joint poses every tick (the emulated hand
+    reports the simulation's joint angles as the SDK's joint_states stream would); --base-pose
+    puts the wrist at the stated pose; --no-hand-poses leaves the hand channels out."""
+    from wuji_tactile_device.recording.export import load_recording
+
+    out = tmp_path / "poses.mcap"
+    assert hw(["--emulate", "--fast", "--duration", "0.3", "--record", str(out),
+               "--base-pose", "0.1,0.2,0.3,0,0,0,1"]) == 0
+    right = load_recording(out).hands["right"]
+    assert right.tracked.all() and right.poses.shape == (30, 26, 7)
+    wrist = right.poses[:, 1]  # HandJoint.WRIST
+    np.testing.assert_allclose(wrist, np.tile([0.1, 0.2, 0.3, 0, 0, 0, 1], (30, 1)), atol=1e-6)
+    index_tip = right.poses[:, 10, :3]
+    assert np.linalg.norm(index_tip - wrist[:, :3], axis=1).min() > 0.1  # a finger tip, not the wrist
+    out2 = tmp_path / "none.mcap"
+    assert hw(["--emulate", "--fast", "--duration", "0.1", "--record", str(out2), "--no-hand-poses"]) == 0
+    assert load_recording(out2).hands == {}

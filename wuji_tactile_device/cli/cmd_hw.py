@@ -78,6 +78,12 @@ def register(subparsers) -> None:
     out.add_argument("--collection", metavar="ID", help="collection id (default tactile/<hand>)")
     add_recording_arguments(out, ", with the device's own per-finger resultants and temperatures on topic "
                                  "<collection>/device_resultants")
+    out.add_argument("--base-pose", metavar="X,Y,Z,QX,QY,QZ,QW", type=_base_pose,
+                     help="fixed pose [m, unit quaternion] of the hand's OpenXR wrist frame in your base frame, for "
+                          "the recorded hand poses (default: the wrist frame is the base; the hand does not measure "
+                          "where its wrist is)")
+    out.add_argument("--no-hand-poses", action="store_true",
+                     help="do not record the hand's joint poses (Isaac Teleop hand channels hands/<side>_hand)")
     out.add_argument("--duration", type=positive_seconds, metavar="S", help="stop after S seconds (default: Ctrl-C; emulation: scenario length)")
     add_publish_arguments(p)
     add_foxglove_arguments(p)  # the run loop serves the view (cli.common.run_producers)
@@ -86,6 +92,15 @@ def register(subparsers) -> None:
                      help="re-zero all five pads (they must be unloaded) and exit")
     cal.add_argument("--yes", action="store_true", help="do not ask for confirmation that the pads are unloaded")
     p.set_defaults(run=run)
+
+
+def _base_pose(text: str):
+    from ..producers.hardware.hand_pose import parse_base_pose
+
+    try:
+        return parse_base_pose(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _config(args, side: str):
@@ -98,7 +113,8 @@ def _config(args, side: str):
         side=side, collection_id=args.collection, axis_mapping=AxisMapping.parse(args.axes, args.force_sign),
         full_scale_path=args.full_scale, fallback_layout=fallback, assume_point_unit=args.assume_point_unit,
         tolerance_us=None if args.sync_tolerance_ms is None else int(args.sync_tolerance_ms * 1000),
-        stale_after_s=None if args.stale_ms is None else args.stale_ms / 1000)
+        stale_after_s=None if args.stale_ms is None else args.stale_ms / 1000,
+        hand_poses=not args.no_hand_poses, base_pose=args.base_pose)
 
 
 def _open_device(args):
@@ -162,7 +178,7 @@ def _list_hands() -> int:
 
 
 def _publish(args, device, emu, side: str, faults) -> int:
-    from ..producers.emulated.simulation import EmulatedHandProducer, simulation_forces
+    from ..producers.emulated.simulation import EmulatedHandProducer, simulation_ticks
     from ..producers.hardware import HardwareProducer
 
     try:
@@ -184,7 +200,7 @@ def _publish(args, device, emu, side: str, faults) -> int:
             from ..producers.sim.sensor_model import SensorModel
 
             sensor_model = SensorModel.from_file(args.sensor_model, side, seed=args.seed)
-        source = simulation_forces(side, args.scenario, seed=args.seed, duration_s=args.duration,
+        source = simulation_ticks(side, args.scenario, seed=args.seed, duration_s=args.duration,
                                    playback_file=args.joints, playback_rate=args.rate,
                                    contact_model=args.contact_model, sensor_model=sensor_model)
         producer = EmulatedHandProducer(emu, producer, source, before_tick=inject)
