@@ -124,9 +124,11 @@ def press_profile(layout: CurvedPadLayout, frames: int = 100) -> np.ndarray:
 
 
 def record_synthetic(path, layout: CurvedPadLayout, forces: np.ndarray, *, collection_id: str = "tactile/right",
-                     period_ns: int = 10_000_000, bus=None, recorder=None) -> None:
+                     period_ns: int = 10_000_000, bus=None, recorder=None, paced_log: bool = False) -> None:
     """Record `forces` (T, N, 3) as one collection into an MCAP file through the real pipeline
-    (TactilePublisher → in-process bus → McapRecorder), sample times `k * period_ns`."""
+    (TactilePublisher → in-process bus → McapRecorder), sample times `k * period_ns`. The log
+    (available) times are those of the fast run, unless `paced_log`: then they equal the sample
+    times, as if recorded in real time (a real-time replay then takes T × period)."""
     from wuji_tactile_device.streams.publisher import TactilePublisher
     from wuji_tactile_device.recording import McapRecorder
     from wuji_tactile_device.streams.inproc import InProcessBus
@@ -138,7 +140,8 @@ def record_synthetic(path, layout: CurvedPadLayout, forces: np.ndarray, *, colle
         recorder.add_collection(bus, collection_id)
         with TactilePublisher(collection_id, layout.metadata, bus) as publisher:
             for k, frame in enumerate(forces):
-                publisher.publish(frame, sample_time_ns=1_000_000_000 + k * period_ns)
+                t = 1_000_000_000 + k * period_ns
+                publisher.publish(frame, sample_time_ns=t, available_time_ns=t if paced_log else None)
                 recorder.poll()
         recorder.poll()
     finally:

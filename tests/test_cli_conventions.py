@@ -70,7 +70,7 @@ def recording(tmp_path_factory, layout) -> Path:
 def long_recording(tmp_path_factory, layout) -> Path:
     """20 s at 100 Hz: long enough that a command replaying it in real time is still running."""
     path = tmp_path_factory.mktemp("conv") / "long.mcap"
-    record_synthetic(path, layout, np.tile(press_profile(layout, frames=100), (20, 1, 1)))
+    record_synthetic(path, layout, np.tile(press_profile(layout, frames=100), (20, 1, 1)), paced_log=True)
     return path
 
 
