@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 
+from .args import nonnegative_seconds
 from .output import require_extra
 
 
@@ -20,16 +21,6 @@ def _newtons(text: str) -> float | str:
     return value
 
 
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"time must be a finite number of seconds >= 0, got {text!r}")
-    return value
-
-
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "plot", help="write PNG pictures of an MCAP recording",
@@ -41,7 +32,7 @@ def register(subparsers) -> None:
                     "the hand in each pad's frame, so pressing a fingertip pad gives Fy > 0.")
     p.add_argument("input", metavar="FILE.mcap", help="a recording made by `wuji-tactile record` or `sim --record`")
     p.add_argument("--out", metavar="DIR", default=None, help="output directory (default: next to FILE.mcap)")
-    p.add_argument("--time", metavar="T", type=_seconds, default=None,
+    p.add_argument("--time", metavar="T", type=nonnegative_seconds, default=None,
                    help="time of the maps and layout [s since the first frame] (default: the frame with the "
                         "largest sustained total pad force)")
     p.add_argument("--range", metavar="N", type=_newtons, default=None, dest="vmax",
