@@ -135,3 +135,31 @@ def test_unknown_selection_is_refused():
 def test_non_bytes_input_is_a_typed_error():
     with pytest.raises(InvalidMessageError, match="expected a bytes-like buffer, got int"):
         decode_tactile_record(5)
+
+
+def test_peek_record_times_is_bounds_checked_on_every_truncation_and_byte_flip():
+    """The recorder reads each record's timestamp in place; a hostile payload must give the
+    timestamp or InvalidMessageError, never struct.error / IndexError."""
+    import numpy as np
+
+    from wuji_tactile_device.contract.metadata import encode_metadata_record
+    from wuji_tactile_device.contract.naming import Stream
+    from wuji_tactile_device.contract.records import DeviceDataTimestamp, encode_tactile_record, peek_record_times
+    from wuji_tactile_device.errors import InvalidMessageError
+
+    from conftest import make_metadata
+
+    cases = [(Stream.DATA, encode_tactile_record(np.ones((20, 3), np.float32), DeviceDataTimestamp(5, 6, 7))),
+             (Stream.METADATA, encode_metadata_record(make_metadata(), DeviceDataTimestamp(5, 6, 7)))]
+    for stream, good in cases:
+        assert peek_record_times(good, stream) == (5, 6)
+        variants = [good[:k] for k in range(len(good))]
+        for i in range(min(len(good), 200)):
+            for value in (0x00, 0xFF, good[i] ^ 0x01):
+                variants.append(good[:i] + bytes([value]) + good[i + 1:])
+        for payload in variants:
+            try:
+                times = peek_record_times(payload, stream)
+            except InvalidMessageError:
+                continue
+            assert len(times) == 2 and all(isinstance(t, int) for t in times)

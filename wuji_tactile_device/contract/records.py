@@ -275,18 +275,38 @@ def _decode_record_full(buf, n: int) -> TactileRecord:
 
 def peek_record_times(payload, stream: Stream) -> tuple[int, int]:
     """(available_time, sample_time) [ns] of a data or metadata record, read in place without
-    decoding the rest (for indexing recordings). Bounds-checked: raises `InvalidMessageError` when
-    the root, the identifier or the `timestamp` field is out of bounds, absent or of the other type."""
+    decoding the rest (for indexing recordings, once per recorded message). Bounds-checked: only
+    the root offset, the file identifier, the vtable entry of field `timestamp` (id 1) and its 24
+    bytes are touched; `InvalidMessageError` when any is out of bounds, absent or of another type."""
     what = RECORD_ROOT[stream]
-    n = flatbuf.check_size(payload, None, what)
-    rec = root_table(payload, n, RECORD_FILE_IDENTIFIER[stream], what)
-    pos = flatbuf.field(rec, 1, 24, 8, "timestamp")
-    if not pos:
+    n = len(payload)
+    if n < 12:
+        raise InvalidMessageError(f"{what}: {n} bytes is too short for a FlatBuffer with a root table")
+    identifier = RECORD_FILE_IDENTIFIER[stream]
+    if payload[4:8] != identifier:
+        raise InvalidMessageError(f"{what}: file identifier {bytes(payload[4:8])!r} is not {identifier!r}")
+    table = _U32.unpack_from(payload, 0)[0]
+    if table & 3 or table > n - 4:
+        raise InvalidMessageError(f"{what}: table offset {table} is misaligned or outside the {n}-byte buffer")
+    vtable = table - _I32.unpack_from(payload, table)[0]
+    if vtable & 1 or vtable < 0 or vtable > n - 4:
+        raise InvalidMessageError(f"{what}: vtable offset {vtable} is misaligned or outside the {n}-byte buffer")
+    vt_size, table_size = _U16X2.unpack_from(payload, vtable)
+    field = _U16.unpack_from(payload, vtable + 6)[0] if vt_size >= 8 and vtable + 8 <= n else 0
+    if field == 0:
         raise InvalidMessageError(f"{what}.timestamp: required field is missing")
+    pos = table + field
+    if field + 24 > table_size or pos + 24 > n or pos & 7:
+        raise InvalidMessageError(f"{what}.timestamp: field at {pos} lies outside its table or is misaligned")
     return _TWO_I64.unpack_from(payload, pos)
 
 
+_U32 = struct.Struct("<I")
+_I32 = struct.Struct("<i")
+_U16 = struct.Struct("<H")
+_U16X2 = struct.Struct("<HH")
 _TWO_I64 = struct.Struct("<qq")
+
 #: Bytes of a data record beyond its forces (tables, timestamp, FlatBuffer overhead).
 _RECORD_OVERHEAD = len(_layout(0, True).template)
 
