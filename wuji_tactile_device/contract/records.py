@@ -73,6 +73,7 @@ class TactileRecord(NamedTuple):
 
 
 _TIMESTAMP = struct.Struct("<qqq")
+_new_tuple = tuple.__new__  # builds a NamedTuple without its Python-level __new__ (hot paths)
 _CONTRACT_IDENTIFIERS = frozenset((DATA_FILE_IDENTIFIER, DATA_RECORD_FILE_IDENTIFIER, METADATA_FILE_IDENTIFIER,
                                    METADATA_RECORD_FILE_IDENTIFIER))
 
@@ -187,9 +188,11 @@ def _layout(num_taxels: int, record: bool) -> _Layout:
                    template[ts_pos + 24 : start] if record else b"", template[end:])
 
 
+@lru_cache(maxsize=_LAYOUT_CACHE)
 def _record_layout_for_size(n: int) -> _Layout | None:
     """The Builder's record layout that has exactly `n` bytes, if any (a pure function of n: every
-    record of N taxels has the same size, and sizes of different N differ by 12-byte steps)."""
+    record of N taxels has the same size, and sizes of different N differ by 12-byte steps).
+    Memoised in a bounded cache: one lookup per decoded record."""
     num_taxels, rest = divmod(n - _RECORD_OVERHEAD, _FORCE_SIZE)
     if rest or not 0 <= num_taxels <= _FAST_PATH_MAX_TAXELS:
         return None
@@ -259,7 +262,7 @@ def decode_tactile_record(buf: bytes, *, max_size: int | None = None) -> Tactile
             forces = np.frombuffer(buf, np.float32, 3 * layout.num_taxels, fp).reshape(layout.num_taxels, 3)
             if forces.flags.writeable:
                 forces.flags.writeable = False
-            return TactileRecord(forces, DeviceDataTimestamp._make(_TIMESTAMP.unpack_from(buf, ts)))
+            return TactileRecord(forces, _new_tuple(DeviceDataTimestamp, _TIMESTAMP.unpack_from(buf, ts)))
     return _decode_record_full(buf, n)
 
 
@@ -311,7 +314,6 @@ _TWO_I64 = struct.Struct("<qq")
 _RECORD_OVERHEAD = len(_layout(0, True).template)
 
 
-_new_tuple = tuple.__new__  # builds a NamedTuple without its Python-level __new__
 
 
 class ForceRecordCodec:
