@@ -263,6 +263,34 @@ def test_echo_shows_a_recording(sim_run, capsys):
 
 # --- plot / bench -------------------------------------------------------------------------------
 
+def test_plot_draws_the_layout_at_the_recorded_hand_pose(sim_run):
+    """The layout figure of a simulation recording uses its recorded hand poses: at the press hold
+    the pads face each other (thumb and index pad centroids much closer than in the open bind
+    pose), and the taxels skinned with those poses sit where the simulator put them — the pads'
+    resultant forces point from one pad toward the other, so the loaded taxels of opposing pads
+    are within a few centimetres."""
+    from wuji_tactile_device.contract.geometry import skin_taxel_positions
+    from wuji_tactile_device.contract.pads import pad_layout
+    from wuji_tactile_device.plot import frame_index_at, load_recording, segment_poses_at
+
+    path, run = sim_run
+    assert run.returncode == 0, run.stderr
+    rec = load_recording(path)
+    k = frame_index_at(rec, 9.0)
+    poses = segment_poses_at(path, rec, k)
+    assert poses is not None and poses.shape == (rec.metadata.num_segments, 7)
+    pads = pad_layout(rec.metadata).pad_of_taxel
+    bind = rec.metadata.taxel_bind_poses[:, :3].astype(np.float64)
+    now = skin_taxel_positions(rec.metadata, poses)
+
+    def thumb_index_gap(p):
+        return float(np.linalg.norm(p[pads == 0].mean(axis=0) - p[pads == 1].mean(axis=0)))
+
+    assert thumb_index_gap(now) < 0.6 * thumb_index_gap(bind), (thumb_index_gap(now), thumb_index_gap(bind))
+    assert np.abs(now - bind).max() > 0.02  # the fingers are flexed, not at the bind pose
+    assert segment_poses_at(path, rec._replace(collection_id="tactile/nothand"), k) is None
+
+
 def test_plot_writes_three_png_and_prints_their_paths(capsys, sim_run, tmp_path):
     path, _ = sim_run
     code, out, err = cli(capsys, "plot", str(path), "--out", str(tmp_path), "--time", "9.5")

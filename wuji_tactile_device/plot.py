@@ -230,7 +230,7 @@ def plot_layout(metadata: TactileMetadata, forces: np.ndarray, *, vmax: float | 
         raise DataLayoutError(f"forces must have shape ({metadata.num_taxels}, 3), got {forces.shape}")
     rng, rng_text = _range(forces, vmax)
     poses = metadata.segment_bind_poses if segment_poses is None else segment_poses
-    pose_text = "bind pose (no hand pose given)" if segment_poses is None else "the hand's pose at this time"
+    pose_text = "bind pose (no hand pose given)" if segment_poses is None else "hand's recorded pose at this time"
     pos = skin_taxel_positions(metadata, poses) * 1e3
     magnitude = np.linalg.norm(forces, axis=1)
     order = np.argsort(magnitude, kind="stable")  # loaded last = on top
@@ -342,10 +342,40 @@ def load_recording(path: str | Path, collection_id: str | None = None) -> Record
     return Recording(collection_id, metadata, (stamps - stamps[0]) * 1e-9, forces, int(stamps[0]))
 
 
+def segment_poses_at(path: str | Path, rec: Recording, k: int) -> np.ndarray | None:
+    """The layout's segment poses `(J, 7)` in the wrist frame at frame `k` of `rec`, from the file's
+    recorded hand poses (Isaac Teleop hand channels): the hand record of the collection's side
+    (the side named by the collection id's last segment, `right` or `left`) whose sample time is
+    nearest the frame's, rebased to the wrist (`T_wrist_joint = T_base_wrist⁻¹ · T_base_joint`).
+    None when the file has no tracked record of that side within one frame period (2 × 10 ms)."""
+    from .contract.geometry import rebase_to_root
+    from .contract.joints import HandJoint
+    from .recording.export import iter_hand_poses
+
+    side = rec.collection_id.rsplit("/", 1)[-1]
+    if side not in ("right", "left"):
+        return None
+    target = rec.start_ns + int(round(float(rec.times_s[k]) * 1e9))
+    best, best_dt = None, 20_000_000  # ns: nothing older or newer than two frames stands for this one
+    for hand_side, _topic, sample in iter_hand_poses(path):
+        if hand_side != side or sample.poses is None:
+            continue
+        dt = abs(int(sample.timestamp.sample_time_local_common_clock) - target)
+        if dt <= best_dt:
+            best, best_dt = sample, dt
+    if best is None:
+        return None
+    joints = best.poses.astype(np.float64)
+    in_wrist = rebase_to_root(joints[int(HandJoint.WRIST)], joints)
+    return np.stack([in_wrist[int(j)] for j in rec.metadata.joint_ids])  # J segments, not per taxel
+
+
 def recording_figures(rec: Recording, name: str, *, time_s: float | None = None,
-                      vmax: float | str | None = None, share: str = "row") -> dict:
+                      vmax: float | str | None = None, share: str = "row",
+                      path: str | Path | None = None) -> dict:
     """The three figures of `plot_recording` as `{"resultants"|"taxel_maps"|"layout": () -> Figure}`
-    (made on call), for a loaded recording named `name` in the titles."""
+    (made on call), for a loaded recording named `name` in the titles. With the file's `path` the
+    layout figure is drawn at the hand's recorded pose at that time (`segment_poses_at`)."""
     layout = pad_layout(rec.metadata)
     resultants = pad_resultants(layout, rec.forces)
     k = frame_index_at(rec, time_s)
@@ -357,7 +387,8 @@ def recording_figures(rec: Recording, name: str, *, time_s: float | None = None,
     return {
         "resultants": lambda: plot_resultants(rec.times_s, resultants, title=head, mark_time_s=t_k, share=share),
         "taxel_maps": lambda: plot_taxel_maps(layout, rec.forces[k], vmax=vmax, title=f"{head} — {when}"),
-        "layout": lambda: plot_layout(rec.metadata, rec.forces[k], vmax=vmax, title=f"{head} — {when}"),
+        "layout": lambda: plot_layout(rec.metadata, rec.forces[k], vmax=vmax, title=f"{head} — {when}",
+                                      segment_poses=None if path is None else segment_poses_at(path, rec, k)),
     }
 
 
@@ -386,7 +417,7 @@ def plot_recording(path: str | Path, out_dir: str | Path | None = None, *, time_
     with tqdm(total=4, desc=f"plot {path.name}", unit="step", file=sys.stderr, disable=not progress) as bar:
         rec = load_recording(path, collection_id)
         bar.update()
-        figures = recording_figures(rec, path.name, time_s=time_s, vmax=vmax, share=share)
+        figures = recording_figures(rec, path.name, time_s=time_s, vmax=vmax, share=share, path=path)
         out_dir.mkdir(parents=True, exist_ok=True)
         outputs = []
         for suffix, make in figures.items():
