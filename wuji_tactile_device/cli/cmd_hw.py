@@ -155,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
         return _list_hands()
     if args.calibrate_zero:
         return _calibrate(args)
-    if not args.record and not wants_zenoh(args):
+    if not args.record and not wants_zenoh(args) and not getattr(args, "foxglove", False):
         print("wuji-tactile hw: note: nothing leaves this process (no --record, --publish inproc)", file=sys.stderr)
     faults = [_parse_fault(f) for f in args.fault]
     if faults and not args.emulate:
