@@ -230,7 +230,7 @@ def plot_layout(metadata: TactileMetadata, forces: np.ndarray, *, vmax: float | 
         raise DataLayoutError(f"forces must have shape ({metadata.num_taxels}, 3), got {forces.shape}")
     rng, rng_text = _range(forces, vmax)
     poses = metadata.segment_bind_poses if segment_poses is None else segment_poses
-    pose_text = "bind pose (no hand pose given)" if segment_poses is None else "hand's recorded pose at this time"
+    pose_text = "bind pose (no hand pose given)" if segment_poses is None else "hand's pose at this time"
     pos = skin_taxel_positions(metadata, poses) * 1e3
     magnitude = np.linalg.norm(forces, axis=1)
     order = np.argsort(magnitude, kind="stable")  # loaded last = on top

@@ -84,6 +84,8 @@ def root_table(buf, n: int, identifier: bytes, what: str) -> flatbuf.Table:
     if n >= 12 and buf[4:8] != identifier and bytes(buf[4:8]) not in _CONTRACT_IDENTIFIERS:
         return flatbuf.table(buf, n, struct.unpack_from("<I", buf, 0)[0], f"{what} (no file identifier)")
     return flatbuf.root(buf, n, identifier, what)
+
+
 _FORCE_SIZE = 12  # struct TaxelForce { fx, fy, fz: float }
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
@@ -286,7 +288,7 @@ def peek_record_times(payload, stream: Stream) -> tuple[int, int]:
     if n < 12:
         raise InvalidMessageError(f"{what}: {n} bytes is too short for a FlatBuffer with a root table")
     identifier = RECORD_FILE_IDENTIFIER[stream]
-    if payload[4:8] != identifier:
+    if payload[4:8] != identifier and bytes(payload[4:8]) in _CONTRACT_IDENTIFIERS:  # the rule of root_table
         raise InvalidMessageError(f"{what}: file identifier {bytes(payload[4:8])!r} is not {identifier!r}")
     table = _U32.unpack_from(payload, 0)[0]
     if table & 3 or table > n - 4:
