@@ -206,17 +206,8 @@ class McapRecorder:
         if channel_id is None or channel_id in self._flatbuffer_channels:
             raise RecordingError(f"recording {self.path}: {channel!r} is not an auxiliary channel of this recorder "
                                  f"(open it with add_json_channel; open: {', '.join(self._json_channels) or 'none'})")
-        if log_time_ns < 0 or publish_time_ns < 0:
-            raise RecordingError(f"topic {topic!r}: negative time ({log_time_ns}, {publish_time_ns}) "
-                                 "cannot be an MCAP time")
-        payload = json_channel.encode(message, topic=topic)
-        try:
-            self._writer.add_message(channel_id, log_time_ns, payload, publish_time_ns, sequence & naming.SEQUENCE_MASK)
-        except OSError as exc:
-            raise RecordingError(f"cannot write to {self.path}: {exc.strerror or exc}") from exc
-        self.counters["written_json"] += 1
-        self._pending += 1
-        self.maybe_flush()
+        self._write_auxiliary(channel_id, topic, json_channel.encode(message, topic=topic), log_time_ns,
+                              publish_time_ns, sequence, "written_json")
 
     def add_flatbuffer_channel(self, topic: str, schema_name: str, schema_bfbs: bytes, *,
                                metadata: dict[str, str] | None = None) -> int:
@@ -257,14 +248,20 @@ class McapRecorder:
         if channel not in self._flatbuffer_channels:
             raise RecordingError(f"recording {self.path}: {channel!r} is not a FlatBuffers channel of this recorder "
                                  "(open it with add_flatbuffer_channel)")
+        self._write_auxiliary(channel, self._json_topics[channel], payload, log_time_ns, publish_time_ns, sequence,
+                              "written_flatbuffer")
+
+    def _write_auxiliary(self, channel_id: int, topic: str, payload: bytes, log_time_ns: int, publish_time_ns: int,
+                         sequence: int, counter: str) -> None:
+        """One message on an auxiliary channel (JSON or FlatBuffers beside the contract topics)."""
         if log_time_ns < 0 or publish_time_ns < 0:
-            raise RecordingError(f"topic {self._json_topics[channel]!r}: negative time ({log_time_ns}, "
-                                 f"{publish_time_ns}) cannot be an MCAP time")
+            raise RecordingError(f"topic {topic!r}: negative time ({log_time_ns}, {publish_time_ns}) "
+                                 "cannot be an MCAP time")
         try:
-            self._writer.add_message(channel, log_time_ns, payload, publish_time_ns, sequence & naming.SEQUENCE_MASK)
+            self._writer.add_message(channel_id, log_time_ns, payload, publish_time_ns, sequence & naming.SEQUENCE_MASK)
         except OSError as exc:
             raise RecordingError(f"cannot write to {self.path}: {exc.strerror or exc}") from exc
-        self.counters["written_flatbuffer"] += 1
+        self.counters[counter] += 1
         self._pending += 1
         self.maybe_flush()
 
