@@ -2,6 +2,8 @@
 and deterministic force frames. Not a fixture module: imported explicitly."""
 from __future__ import annotations
 
+import socket
+
 import numpy as np
 
 from wuji_tactile_device.contract import HandJoint
@@ -38,3 +40,10 @@ def forces_for(sequence: int, num_taxels: int) -> np.ndarray:
     f[:, 0] = np.arange(num_taxels, dtype=np.float32) * 0.01
     f[:, 2] = -(sequence + np.arange(num_taxels, dtype=np.float32) / 1000.0)
     return f
+
+
+def free_port() -> int:
+    """A TCP port free on loopback right now (tests bind their Zenoh endpoints to it)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -15,20 +14,14 @@ import numpy as np
 import pytest
 
 from retargeting_helpers import CurvedPadLayout, press_profile, record_synthetic
-from wuji_tactile_device.cli import SUBCOMMANDS, main
+from cli_helpers import cli
+from streams_helpers import free_port
+from wuji_tactile_device.cli import SUBCOMMANDS
 
 CID = "tactile/right"
 SCRIPT = shutil.which("wuji-tactile", path=str(Path(sys.executable).parent)) or "wuji-tactile"
 
 
-def cli(capsys, *argv: str) -> tuple[int, str, str]:
-    """Run `wuji-tactile argv...` in-process: (exit code, stdout, stderr)."""
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:  # argparse: --help (0) and usage errors (2)
-        code = exc.code if isinstance(exc.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def assert_user_error(code: int, err: str, command: str, *fragments: str) -> None:
@@ -41,10 +34,6 @@ def assert_user_error(code: int, err: str, command: str, *fragments: str) -> Non
         assert fragment in err, err
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -21,8 +20,10 @@ import pytest
 
 from mcap_helpers import official_messages, record
 from retargeting_helpers import CurvedPadLayout, press_profile, record_synthetic
+from cli_helpers import cli
+from streams_helpers import free_port
 from wuji_tactile_device import __version__
-from wuji_tactile_device.cli import main, output
+from wuji_tactile_device.cli import output
 from wuji_tactile_device.errors import RecordingError, RecordingWarning
 
 CID = "tactile/right"
@@ -31,13 +32,6 @@ SCRIPT = str(Path(sys.executable).parent / "wuji-tactile")
 ENV = dict(os.environ, WUJI_TELEMETRY_DISABLE="1", PYTHONPATH=str(REPO))
 
 
-def cli(capsys, *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def one_error_line(err: str, command: str) -> str:
@@ -48,10 +42,6 @@ def one_error_line(err: str, command: str) -> str:
     return lines[0]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")

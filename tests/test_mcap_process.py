@@ -15,6 +15,7 @@ import pytest
 from mcap.reader import make_reader
 
 from mcap_helpers import record
+from streams_helpers import free_port as _free_port
 from wuji_tactile_device.errors import RecordingWarning
 from wuji_tactile_device.recording import McapReplay
 from wuji_tactile_device.recording.inspect import inspect_file
@@ -95,12 +96,6 @@ def test_every_topic_decodes_in_foxglove(tmp_path):
         assert f"ok      {topic} (" in r.stdout
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_cli_record_over_zenoh_then_ctrl_c_gives_a_valid_file_that_replays_bit_exact(tmp_path):

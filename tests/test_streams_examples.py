@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import argparse
 import re
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from streams_helpers import free_port
 from wuji_tactile_device.cli import cmd_echo
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -18,10 +18,6 @@ FEEDER = ROOT / "examples" / "tactile" / "synthetic_feeder.py"
 CONSUMER = ROOT / "examples" / "tactile" / "tracker_consumer.py"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ import json
 import os
 import queue
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -21,6 +20,7 @@ import numpy as np
 import pytest
 from streams_helpers import forces_for, small_metadata
 
+from streams_helpers import free_port
 from wuji_tactile_device.errors import (DataLayoutError, InvalidMessageError, MessageTooLargeError,
                                         MetadataMismatchError, MetadataValidationError, TransportError)
 from wuji_tactile_device.contract import DeviceDataTimestamp, encode_metadata_record, encode_tactile_record
@@ -34,10 +34,6 @@ TS = DeviceDataTimestamp(1, 2, 3)
 _ids = itertools.count()
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Peer:

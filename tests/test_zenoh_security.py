@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import uuid
@@ -21,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from streams_helpers import free_port as _free_port
 from wuji_tactile_device.errors import TransportError
 from wuji_tactile_device.streams.zenoh_security import access_control, secure_client_config, secure_router_config
 from wuji_tactile_device.streams.zenoh_transport import ZenohTransport
@@ -34,10 +34,6 @@ pytestmark = pytest.mark.skipif(shutil.which("openssl") is None,
                                 reason="needs the openssl command to make the test certificates")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _make_certs(out: Path, port: int, router_address: str) -> None:
