@@ -188,8 +188,13 @@ class FoxgloveView:
             if mcap_path is not None:
                 self._mcap = self._fg.open_mcap(mcap_path, allow_overwrite=overwrite, context=self.context,
                                                 channel_filter=lambda ch: ch.topic not in self._contract_topics)
-            if serve:
-                self._server = self._fg.start_server(name=name, host=host, port=port, context=self.context)
+            if serve:  # both subprotocols, bounded (foxglove_server)
+                from .foxglove_server import LiveServer
+
+                self._server = LiveServer(self.context, host=host, port=port, name=name)
+        except TactileError:  # the live server's own one-line refusal
+            self.close()
+            raise
         except Exception as exc:  # the SDK raises its own types (RuntimeError, OSError-like); one typed error
             self.close()
             where = f"{host}:{port}" if serve else str(mcap_path)
@@ -424,7 +429,7 @@ class FoxgloveView:
         server, self._server = self._server, None
         mcap, self._mcap = self._mcap, None
         if server is not None:
-            server.stop()
+            server.close()
         if mcap is not None:
             mcap.close()
 
