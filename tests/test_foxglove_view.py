@@ -38,14 +38,15 @@ DEADLINE_S = 10.0
 class FoxgloveClient:
     """A minimal Foxglove WebSocket protocol v1 client: advertise → subscribe → messageData."""
 
-    def __init__(self, port: int):
-        # The SDK's server names the protocol `foxglove.sdk.v1` (the Foxglove WebSocket protocol v1
-        # under its current name, message for message the same as `foxglove.websocket.v1`); a client
-        # offers both, as Foxglove does, and the server picks the one it speaks.
+    def __init__(self, port: int, subprotocols: tuple[str, ...] = ("foxglove.sdk.v1", "foxglove.websocket.v1"),
+                 **connect_options):
+        # The protocol's two names: `foxglove.websocket.v1` (Lichtblick, Foxglove Studio) and
+        # `foxglove.sdk.v1` (the current Foxglove app), message for message the same; the server
+        # accepts one of those offered (test_foxglove_server offers each alone).
         self._stack = contextlib.ExitStack()
         self.ws = self._stack.enter_context(websockets_sync.connect(f"ws://127.0.0.1:{port}", open_timeout=5, max_size=None,
-                                          subprotocols=["foxglove.sdk.v1", "foxglove.websocket.v1"]))
-        assert self.ws.subprotocol in ("foxglove.sdk.v1", "foxglove.websocket.v1")
+                                          subprotocols=list(subprotocols), **connect_options))
+        assert self.ws.subprotocol in subprotocols
         self.server_info = None
         self.channels: dict[int, dict] = {}
         self.subscriptions: dict[int, dict] = {}

@@ -93,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
     from ..streams.tracker import TactileTracker
 
     source = _open_source(args)
-    view = None
+    view = guard = None
     trackers = []
     try:
         collections = list(source.collections) if args.input else (args.collection or ["tactile/right"])
@@ -103,17 +103,17 @@ def run(args: argparse.Namespace) -> int:
                             force_range_n=args.force_range or DEFAULT_FORCE_RANGE_N,
                             arrow_m_per_n=args.arrow_scale / 1000.0, scene_rate_hz=args.scene_rate,
                             mcap_path=args.save, overwrite=args.overwrite)
-        for cid in collections:
-            trackers.append(TactileTracker(cid, source))
+        for cid in collections:  # a faulty frame (a peer's, a file's) is counted and skipped, not fatal
+            trackers.append(TactileTracker(cid, source, error_policy="drop"))
         hands = RecordedHands.open(args.input) if args.input else None
-        attach_with_hands(view, trackers, None if hands is None else recorded_pose_source(hands))
+        guard = attach_with_hands(view, trackers, None if hands is None else recorded_pose_source(hands))
         what = args.input or "Zenoh"
         if args.input:
             what += (f" on its recorded hand poses ({hands.name}/left_hand, {hands.name}/right_hand)" if hands
                      else " (bind pose: the file has no hand channels)")
         args.console.line("", f"serving {', '.join(collections)} from {what} on ws://{args.host}:{view.port} "
                               "(Foxglove: Open connection → Foxglove WebSocket); Ctrl-C to stop")
-        _loop(args, source, trackers)
+        _loop(args, source, trackers, guard)
     finally:
         for tracker in trackers:
             tracker.close()
@@ -124,6 +124,10 @@ def run(args: argparse.Namespace) -> int:
         c = tracker.counters
         args.console.note(f"{tracker.collection_id}: {c.delivered} frames shown, {c.dropped_before_confirmation} "
                           f"dropped before metadata confirmation, {c.rejected} rejected")
+    if guard is not None and guard.skipped:
+        args.console.note(f"{guard.skipped} record(s) skipped by the view (last: {guard.last_reason})")
+    if view is not None and view.server_counters is not None:
+        args.console.note(f"foxglove: {view.server_counters.summary()}")
     return 0
 
 
@@ -141,12 +145,12 @@ def _open_source(args: argparse.Namespace):
     return ZenohTransport(args.zenoh_config, listen=args.zenoh_listen or None, connect=args.zenoh or None)
 
 
-def _loop(args: argparse.Namespace, source, trackers) -> None:
+def _loop(args: argparse.Namespace, source, trackers, guard) -> None:
     deadline = None if args.duration is None else time.monotonic() + args.duration
     replay = source if args.input else None
     ended = False
     while deadline is None or time.monotonic() < deadline:
-        moved = sum(tracker.update() for tracker in trackers)
+        moved = sum(guard.update(tracker) for tracker in trackers)
         if replay is not None and replay.finished and not ended:
             ended = True
             args.console.note(f"end of {args.input}; its last frame stays on view until Ctrl-C")

@@ -15,6 +15,7 @@
 """
 from __future__ import annotations
 
+import logging
 import os
 import time
 from pathlib import Path
@@ -26,7 +27,7 @@ from ..contract.geometry import rebase_to_root
 from ..contract.hand_pose import HAND_POSE_RECORD_SCHEMA_NAME, decode_hand_pose_record
 from ..contract.joints import HandJoint
 from ..contract.metadata import TactileMetadata
-from ..errors import RecordingError
+from ..errors import RecordingError, TactileError
 from ..producers.base import EXTRA_FORCE_IMAGES, EXTRA_HAND_JOINT_POSES, Frame, FrameSink
 from .foxglove_view import FoxgloveView, segment_poses_from_joints
 
@@ -137,14 +138,79 @@ class HandPoseFeed:
             self.applied += 1
 
 
-def attach_with_hands(view: FoxgloveView, trackers: Sequence[Any], poses_for: PoseSource | None) -> None:
-    """Attach `view` to `trackers`, with a `HandPoseFeed` ahead of it when `poses_for` is given."""
+#: Latest time the viewers' timestamps hold [ns]: `Timestamp.sec` is an unsigned 32-bit count.
+MAX_VIEW_TIME_NS = (2**32 - 1) * 1_000_000_000 + 999_999_999
+log = logging.getLogger("wuji_tactile_device.foxglove")
+
+
+class ViewGuard:
+    """Between the trackers and the view: what another process publishes on a shown collection
+    cannot end the view. A record the view cannot show (a time before 0 or past
+    `MAX_VIEW_TIME_NS`, which the viewers' unsigned times cannot hold, or one the view refuses
+    with a `TactileError`) is counted in `skipped` and skipped; the first is logged as a warning.
+    `update(tracker)` does the same for what a tracker raises (another layout on the collection)."""
+
+    def __init__(self, view: FoxgloveView):
+        self.view = view
+        self.skipped = 0
+        self.last_reason = ""
+
+    def attach(self, tracker: Any) -> None:
+        if tracker.collection_id not in self.view.collections:
+            self.view.attach(tracker)  # its ValueError names the view's collections
+        tracker.add_observer(self)
+
+    def skip(self, reason: str) -> None:
+        self.skipped += 1
+        self.last_reason = reason
+        if self.skipped == 1:
+            log.warning("foxglove view: skipped %s (further ones are counted)", reason)
+
+    def _times_ok(self, collection_id: str, what: str, timestamp: Any) -> bool:
+        for name in ("sample_time_local_common_clock", "available_time_local_common_clock"):
+            t = int(getattr(timestamp, name))
+            if not 0 <= t <= MAX_VIEW_TIME_NS:
+                self.skip(f"{collection_id}: {what} with {name} = {t} ns (the viewers' times are 0 … "
+                          f"{MAX_VIEW_TIME_NS} ns)")
+                return False
+        return True
+
+    def on_metadata(self, collection_id: str, message: Any, record: Any) -> None:
+        if self._times_ok(collection_id, f"metadata of producer session {message.producer_session:016x}",
+                          record.timestamp):
+            self._forward(self.view.on_metadata, collection_id, message, record)
+
+    def on_data(self, collection_id: str, message: Any, frame: Any) -> None:
+        if self._times_ok(collection_id, f"frame {message.sequence} of producer session "
+                                         f"{message.producer_session:016x}", frame.timestamp):
+            self._forward(self.view.on_data, collection_id, message, frame)
+
+    def _forward(self, call: Callable, *args: Any) -> None:
+        try:
+            call(*args)
+        except TactileError as exc:
+            self.skip(str(exc))
+
+    def update(self, tracker: Any) -> int:
+        """`tracker.update()`; a `TactileError` it raises is counted and skipped (0 frames)."""
+        try:
+            return tracker.update()
+        except TactileError as exc:
+            self.skip(str(exc))
+            return 0
+
+
+def attach_with_hands(view: FoxgloveView, trackers: Sequence[Any], poses_for: PoseSource | None) -> ViewGuard:
+    """Attach `view` to `trackers` through a `ViewGuard` (returned), with a `HandPoseFeed` ahead
+    of it when `poses_for` is given."""
     if poses_for is not None:
         feed = HandPoseFeed(view, trackers, poses_for)
         for tracker in trackers:
             tracker.add_observer(feed)
+    guard = ViewGuard(view)
     for tracker in trackers:
-        view.attach(tracker)
+        guard.attach(tracker)
+    return guard
 
 
 def recorded_pose_source(hands: RecordedHands) -> PoseSource:
@@ -175,9 +241,9 @@ class FoxgloveSink(FrameSink):
         self._images_period_ns = int(1e9 / images_rate_hz)
         self._last_images: dict[str, int] = {}
         try:
-            for cid in self.view.collections:
-                self.trackers.append(TactileTracker(cid, transport))
-            attach_with_hands(self.view, self.trackers, self._poses_for)
+            for cid in self.view.collections:  # a peer's faulty frame is counted, not fatal
+                self.trackers.append(TactileTracker(cid, transport, error_policy="drop"))
+            self.guard = attach_with_hands(self.view, self.trackers, self._poses_for)
         except BaseException:
             self.close()
             raise
@@ -218,7 +284,7 @@ class FoxgloveSink(FrameSink):
 
     def poll(self) -> None:
         for tracker in self.trackers:
-            tracker.update()
+            self.guard.update(tracker)
 
     def hold(self, seconds: float | None) -> None:
         """Keep serving for `seconds` (None: nothing), delivering what still arrives."""
@@ -290,5 +356,5 @@ class _CollectionSink(FrameSink):
         self._sink.poll()
 
 
-__all__ = ["FoxgloveSink", "HandPoseFeed", "RecordedHands", "RecordedView", "attach_with_hands", "recorded_pose_source",
+__all__ = ["FoxgloveSink", "HandPoseFeed", "MAX_VIEW_TIME_NS", "ViewGuard", "RecordedHands", "RecordedView", "attach_with_hands", "recorded_pose_source",
            "segment_poses_from_hand", "side_of_collection"]

@@ -81,13 +81,18 @@ class _SdkLogRecords(logging.Handler):
         log.debug("foxglove-sdk %s: %s", record.levelname.lower(), record.getMessage())
 
 
+#: The SDK's loggers: its own and its WebSocket library's (Rust targets as Python logger names).
+_SDK_LOGGERS = ("foxglove", "tungstenite")
+
+
 def route_sdk_logging() -> None:
-    """Send the `foxglove` logger's records to `wuji_tactile_device.foxglove` at DEBUG, not to
+    """Send the `foxglove` and `tungstenite` loggers' records to `wuji_tactile_device.foxglove` at DEBUG, not to
     the root logger (whose last-resort handler printed them on stderr). Idempotent."""
-    sdk = logging.getLogger("foxglove")
-    if not any(isinstance(h, _SdkLogRecords) for h in sdk.handlers):
-        sdk.addHandler(_SdkLogRecords())
-    sdk.propagate = False
+    for name in _SDK_LOGGERS:
+        sdk = logging.getLogger(name)
+        if not any(isinstance(h, _SdkLogRecords) for h in sdk.handlers):
+            sdk.addHandler(_SdkLogRecords())
+        sdk.propagate = False
 
 
 def _plain_response(status: int, reason: str, text: str) -> bytes:
@@ -309,6 +314,12 @@ class LiveServer:
         finally:
             self._stop_loop()
             self._sdk.stop()
+
+    def __enter__(self) -> "LiveServer":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 __all__ = ["CLASSIC_SUBPROTOCOL", "DEFAULT_MAX_BACKLOG_BYTES", "DEFAULT_MAX_CLIENTS", "LiveServer", "SDK_SUBPROTOCOL",

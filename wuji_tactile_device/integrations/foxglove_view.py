@@ -183,6 +183,7 @@ class FoxgloveView:
         self._hands = {cid: _Hand(self, cid, i) for i, cid in enumerate(collections)}
         self._contract_topics = {stream_key(c, s) for c in collections for s in Stream}
         self._server = None
+        self.server_counters = None
         self._mcap = None
         try:
             if mcap_path is not None:
@@ -192,6 +193,7 @@ class FoxgloveView:
                 from .foxglove_server import LiveServer
 
                 self._server = LiveServer(self.context, host=host, port=port, name=name)
+                self.server_counters = self._server.counters  # viewers served / refused / dropped
         except TactileError:  # the live server's own one-line refusal
             self.close()
             raise
