@@ -240,6 +240,8 @@ class FoxgloveSink(FrameSink):
         self._hands = hands
         self._images_period_ns = int(1e9 / images_rate_hz)
         self._last_images: dict[str, int] = {}
+        self.guard = ViewGuard(self.view)
+        self._told = self._told_skips = False
         try:
             for cid in self.view.collections:  # a peer's faulty frame is counted, not fatal
                 self.trackers.append(TactileTracker(cid, transport, error_policy="drop"))
@@ -301,6 +303,13 @@ class FoxgloveSink(FrameSink):
             tracker.close()
         self.trackers = []
         self.view.close()
+        counters = self.view.server_counters
+        if counters is not None and (counters.dropped_backlog or counters.refused_over_limit) and not self._told:
+            self._told = True
+            log.warning("foxglove: %s", counters.summary())
+        if self.guard.skipped and not self._told_skips:
+            self._told_skips = True
+            log.warning("foxglove view: %d record(s) skipped (last: %s)", self.guard.skipped, self.guard.last_reason)
 
 
 class RecordedView(FoxgloveSink):
