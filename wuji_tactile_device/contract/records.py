@@ -369,7 +369,8 @@ class ForceRecordCodec:
         forces is one numpy test; `forces` views that joined copy (keeping the whole batch alive:
         callers bound the batch size)."""
         size, n, k = self.size, self.num_taxels, len(payloads)
-        if not self._batchable or set(map(len, payloads)) != {size} or set(map(type, payloads)) != {bytes}:
+        if (not self._batchable or list(map(len, payloads)).count(size) != k
+                or list(map(type, payloads)).count(bytes) != k):
             return None
         head, middle, middle_at, tail = self._head, self._middle, self._middle_at, self._tail
         ok = [p.startswith(head) and p.startswith(middle, middle_at) and p.endswith(tail) for p in payloads]

@@ -60,7 +60,11 @@ _DATA = Stream.DATA
 _BATCH_MIN = 8
 _BATCH_MAX = 256
 _new_tuple = tuple.__new__  # builds a NamedTuple without its Python-level __new__
-_sequence_of = itemgetter(4)  # a Message's sequence
+_sequence_of = itemgetter(4)  # a Message's fields, read by C-level maps over a run
+_session_of = itemgetter(3)
+_payload_of = itemgetter(2)
+_stream_of = itemgetter(1)
+_ONLY_MESSAGE = {Message}
 _count_nonzero = np.count_nonzero
 _isfinite = np.isfinite
 
@@ -359,10 +363,11 @@ class TactileTracker:
         (frames delivered, index of the next event); when a frame raises, `_resume` is the index
         of the event after it (the rest stay pending)."""
         chunk = events[start : start + _BATCH_MAX]
-        payloads = [e[2] for e in chunk if type(e) is Message and e[1] is _DATA]
-        if len(payloads) != len(chunk):  # the run ends at the first other event
-            stop = next(k for k, e in enumerate(chunk) if type(e) is not Message or e[1] is not _DATA)
-            chunk, payloads = chunk[:stop], payloads[:stop]
+        if (set(map(type, chunk)) != _ONLY_MESSAGE  # (count, not a set: an Enum member hashes in Python)
+                or list(map(_stream_of, chunk)).count(_DATA) != len(chunk)):
+            # the run ends at the first other event
+            chunk = chunk[: next(k for k, e in enumerate(chunk) if type(e) is not Message or e[1] is not _DATA)]
+        payloads = list(map(_payload_of, chunk))
         checked = self._codec.check_batch(payloads) if len(chunk) >= _BATCH_MIN else None  # type: ignore[union-attr]
         on_data = self._on_data
         delivered = 0
@@ -382,7 +387,7 @@ class TactileTracker:
                 # and only the newest frame is built.
                 sid = chunk[0][3]
                 session = sessions.get(sid)
-                if session is not None and session.confirmed and all(m[3] == sid for m in chunk):
+                if session is not None and session.confirmed and list(map(_session_of, chunk)).count(sid) == count:
                     first = session.last_sequence + 1
                     if list(map(_sequence_of, chunk)) == list(range(first, first + count)):
                         last = chunk[-1]
