@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Run the benchmarks and print markdown tables (figures, floors, ratio targets).
 
-Usage: python tools/bench.py [--quick] [SECTION ...]   (sections: contract streams mcap sim hardware)
+Usage: python tools/bench.py [--quick] [SECTION ...]   (sections: contract streams mcap sim sim_batch hardware)
 Each section prints the machine load average before and after it ran (a ratio measured while
 other jobs slowed its reference is visible as such). Exit status 1 if any target fails."""
 import argparse

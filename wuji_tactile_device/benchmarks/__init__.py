@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-SECTIONS = ("contract", "streams", "mcap", "sim", "hardware")
+SECTIONS = ("contract", "streams", "mcap", "sim", "sim_batch", "hardware")
 
 
 @dataclass
@@ -80,9 +80,12 @@ def _fmt(v: float) -> str:
     return f"{v:.3g}"
 
 
-def compare(fns: dict[str, Callable[[], object]], *, number: int, repeat: int) -> dict[str, float]:
+def compare(fns: dict[str, Callable[[], object]], *, number: int, repeat: int,
+            clock: Callable[[], float] = time.perf_counter) -> dict[str, float]:
     """Median seconds per call of each function, measured interleaved (round-robin per repeat) so
-    that machine noise hits all of them alike."""
+    that machine noise hits all of them alike. `clock`: wall time by default; `time.thread_time`
+    measures this thread's CPU time instead (what other processes on the machine take is not
+    counted: ratios of such figures hold beside other jobs)."""
     samples: dict[str, list[float]] = {k: [] for k in fns}
     for fn in fns.values():  # warm up
         for _ in range(min(number, 100)):
@@ -92,10 +95,10 @@ def compare(fns: dict[str, Callable[[], object]], *, number: int, repeat: int) -
     try:
         for _ in range(repeat):
             for name, fn in fns.items():
-                t0 = time.perf_counter()
+                t0 = clock()
                 for _ in range(number):
                     fn()
-                samples[name].append((time.perf_counter() - t0) / number)
+                samples[name].append((clock() - t0) / number)
     finally:
         if gc_was:
             gc.enable()

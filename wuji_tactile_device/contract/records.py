@@ -74,6 +74,7 @@ class TactileRecord(NamedTuple):
 
 _TIMESTAMP = struct.Struct("<qqq")
 _new_tuple = tuple.__new__  # builds a NamedTuple without its Python-level __new__ (hot paths)
+_isfinite = np.isfinite
 _CONTRACT_IDENTIFIERS = frozenset((DATA_FILE_IDENTIFIER, DATA_RECORD_FILE_IDENTIFIER, METADATA_FILE_IDENTIFIER,
                                    METADATA_RECORD_FILE_IDENTIFIER))
 
@@ -339,9 +340,7 @@ class ForceRecordCodec:
         self._tail_start = self.size - len(layout.tail)
         # Batches view the joined payloads as rows of float32: needs 4-byte aligned rows and forces.
         self._batchable = self.size % 4 == 0 and self._forces % 4 == 0
-        self._head_u8 = np.frombuffer(self._head, np.uint8)
-        self._middle_u8 = np.frombuffer(self._middle, np.uint8)
-        self._tail_u8 = np.frombuffer(self._tail, np.uint8)
+        self._middle_at = self._ts + 24
 
     def encode(self, forces: np.ndarray, available_ns: int, sample_ns: int, device_ns: int) -> bytes:
         """The record of `forces` (C-contiguous `(N, 3)` float32 [N]) and its timestamp [ns];
@@ -352,45 +351,39 @@ class ForceRecordCodec:
 
     def check_bytes(self, payload: bytes) -> tuple[np.ndarray, DeviceDataTimestamp] | None:
         """`decode` for a payload known to be `bytes` (the hot path)."""
-        ts, fp = self._ts, self._forces
-        if (len(payload) != self.size or payload[:ts] != self._head or payload[ts + 24 : fp] != self._middle
-                or payload[self._tail_start :] != self._tail):
+        if (len(payload) != self.size or not payload.startswith(self._head)
+                or not payload.startswith(self._middle, self._middle_at) or not payload.endswith(self._tail)):
             return None
-        forces = np.frombuffer(payload, np.float32, 3 * self.num_taxels, fp).reshape(self.num_taxels, 3)
-        return forces, _new_tuple(DeviceDataTimestamp, _TIMESTAMP.unpack_from(payload, ts))
+        n = self.num_taxels
+        forces = np.frombuffer(payload, np.float32, 3 * n, self._forces).reshape(n, 3)
+        return forces, _new_tuple(DeviceDataTimestamp, _TIMESTAMP.unpack_from(payload, self._ts))
 
-    def check_batch(self, payloads: list) -> list[tuple[np.ndarray, DeviceDataTimestamp, bool] | None]:
-        """`decode` of many payloads at once, plus whether each frame's forces are all finite:
-        per payload `(forces, timestamp, finite)` or None (decode that one with the contract's
-        verifier). The structural bytes and finiteness of all of them are checked with a few
-        numpy operations on the joined payloads; each `forces` is a read-only `(N, 3)` view into
-        that joined copy (it keeps the whole batch alive: callers bound the batch size)."""
-        size, n = self.size, self.num_taxels
-        out: list = [None] * len(payloads)
-        rows = [i for i, p in enumerate(payloads) if type(p) is bytes and len(p) == size]
-        if not rows:
-            return out
-        if not self._batchable:
-            for i in rows:
-                checked = self.check_bytes(payloads[i])
-                out[i] = None if checked is None else (*checked, bool(np.isfinite(checked[0]).all()))
-            return out
-        joined = b"".join([payloads[i] for i in rows])
-        u8 = np.frombuffer(joined, np.uint8).reshape(len(rows), size)
-        ts, fp, tail = self._ts, self._forces, self._tail_start
-        valid = (u8[:, :ts] == self._head_u8).all(axis=1)
-        valid &= (u8[:, ts + 24 : fp] == self._middle_u8).all(axis=1)
-        valid &= (u8[:, tail:] == self._tail_u8).all(axis=1)
-        first = fp // 4
-        forces = np.frombuffer(joined, np.float32).reshape(len(rows), size // 4)[:, first : first + 3 * n]
-        forces = forces.reshape(len(rows), n, 3)
-        finite = np.isfinite(forces).all(axis=(1, 2)).tolist()
-        unpack = _TIMESTAMP.unpack_from
-        new = _new_tuple
-        for row, (i, ok) in enumerate(zip(rows, valid.tolist())):
-            if ok:
-                out[i] = (forces[row], new(DeviceDataTimestamp, unpack(joined, row * size + ts)), finite[row])
-        return out
+    def check_batch(self, payloads: list) -> tuple[list[bool], np.ndarray] | None:
+        """`decode` of many payloads at once, plus finiteness: `(ok, forces)` where `ok[i]` is
+        True when payload i is this layout's record AND all its forces are finite; then
+        `forces[i]` is its read-only `(N, 3)` float32 view [N] (`forces` is `(len(payloads), N,
+        3)`) and `timestamp(payload)` reads its timestamp. Rows that are not ok mean nothing:
+        check those one by one (`check_bytes`, or the contract's verifier). None when not every
+        payload is `bytes` of this layout's size (check them one by one). The structural bytes are
+        compared in place (no copy); the payloads are joined once so that the finiteness of all
+        forces is one numpy test; `forces` views that joined copy (keeping the whole batch alive:
+        callers bound the batch size)."""
+        size, n, k = self.size, self.num_taxels, len(payloads)
+        if (not self._batchable or list(map(len, payloads)).count(size) != k
+                or list(map(type, payloads)).count(bytes) != k):
+            return None
+        head, middle, middle_at, tail = self._head, self._middle, self._middle_at, self._tail
+        ok = [p.startswith(head) and p.startswith(middle, middle_at) and p.endswith(tail) for p in payloads]
+        first = self._forces // 4
+        forces = np.frombuffer(b"".join(payloads), np.float32).reshape(k, size // 4)[:, first : first + 3 * n]
+        finite = _isfinite(forces)
+        if not finite.all():  # rare: find the frames with a non-finite force
+            ok = [o and f for o, f in zip(ok, finite.all(axis=1).tolist())]
+        return ok, forces.reshape(k, n, 3)
+
+    def timestamp(self, payload: bytes) -> DeviceDataTimestamp:
+        """The timestamp [ns] of a payload `check_batch` found ok."""
+        return _new_tuple(DeviceDataTimestamp, _TIMESTAMP.unpack_from(payload, self._ts))
 
     def decode(self, payload: object) -> tuple[np.ndarray, DeviceDataTimestamp] | None:
         """(forces, timestamp) of a `bytes` payload laid out as this codec's records — forces a

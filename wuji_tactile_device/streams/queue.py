@@ -121,6 +121,19 @@ class SubscriptionQueue:
                 self._arrival.notify_all()
         return True
 
+    def put_fitting(self, message: Message, size: int) -> None:
+        """`put` for a transport that already refused payloads above `max_payload(stream)`: only
+        the event count and the byte budget are checked here. `size` = len(payload) [bytes]."""
+        with self._lock:
+            events = self._events
+            if len(events) >= self.limit or self._bytes + size > self.max_bytes:
+                self._refuse(message[1], size, message[3], message[4], message[5])
+                return
+            events.append(message)
+            self._bytes += size
+            if self._waiters:
+                self._arrival.notify_all()
+
     def put_liveliness(self, change: LivelinessChange) -> None:
         """Queue a liveliness change; never dropped (the count limit may be exceeded by these)."""
         with self._lock:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from operator import itemgetter
 from dataclasses import dataclass
 from typing import Iterator, NamedTuple, Protocol
 
@@ -56,9 +57,14 @@ _DATA = Stream.DATA
 #: Data messages checked together (`_on_data_run`): from `_BATCH_MIN` queued ones on (fewer are
 #: cheaper one by one), at most `_BATCH_MAX` (a delivered frame's forces view keeps its batch's
 #: joined payloads alive: ≤ 256 × the record size, 0.56 MB for a 176-taxel hand).
-_BATCH_MIN = 16
+_BATCH_MIN = 8
 _BATCH_MAX = 256
 _new_tuple = tuple.__new__  # builds a NamedTuple without its Python-level __new__
+_sequence_of = itemgetter(4)  # a Message's fields, read by C-level maps over a run
+_session_of = itemgetter(3)
+_payload_of = itemgetter(2)
+_stream_of = itemgetter(1)
+_ONLY_MESSAGE = {Message}
 _count_nonzero = np.count_nonzero
 _isfinite = np.isfinite
 
@@ -143,6 +149,7 @@ class TactileTracker:
         self._frames_overflowed = 0
         self._closed = False
         self._last_processed = 0  # events taken up by the last update()
+        self._resume = -1  # set by a raising `_on_data_run`: index of the first event left pending
 
     # -- public API -----------------------------------------------------------------------------
 
@@ -180,30 +187,40 @@ class TactileTracker:
             raise TactileError(f"collection {self.collection_id!r}: tracker is closed")
         pending = self._pending
         events = self._subscription.drain()
-        if events:
+        if pending:  # left behind by a raised error: they come first
             pending.extend(events)
-        elif not pending and timeout_s > 0:
-            pending.extend(self._wait(timeout_s))
+            events = list(pending)
+            pending.clear()
+        elif not events and timeout_s > 0:
+            events = self._wait(timeout_s)
         self._sync_transport_counters()
+        count = len(events)
+        self._last_processed = count
         delivered = 0
-        self._last_processed = len(pending)
         on_data = self._on_data
-        popleft = pending.popleft
-        while pending:
-            event = popleft()
-            kind = type(event)
-            if kind is Message:
-                if event.stream is _DATA:
-                    if len(pending) >= _BATCH_MIN - 1 and self._codec is not None:
-                        delivered += self._on_data_run(event)
-                    else:
+        i = 0
+        try:
+            while i < count:
+                event = events[i]
+                kind = type(event)
+                if kind is Message:
+                    if event[1] is _DATA:
+                        if count - i >= _BATCH_MIN and self._codec is not None:
+                            run_delivered, i = self._on_data_run(events, i)
+                            delivered += run_delivered
+                            continue
                         delivered += on_data(event)
+                    else:
+                        self._on_metadata(event)
+                elif kind is DroppedPayload:
+                    self._on_dropped(event)
                 else:
-                    self._on_metadata(event)
-            elif kind is DroppedPayload:
-                self._on_dropped(event)
-            else:
-                self._on_liveliness(event)
+                    self._on_liveliness(event)
+                i += 1
+        except BaseException:
+            resume, self._resume = self._resume, -1
+            pending.extend(events[(resume if resume >= 0 else i + 1) :])
+            raise
         return delivered
 
     def _sync_transport_counters(self) -> None:
@@ -337,67 +354,84 @@ class TactileTracker:
             for observer in self._observers:
                 observer.on_metadata(self.collection_id, message, record)
 
-    def _on_data_run(self, first: Message) -> int:
-        """`_on_data` for `first` and the data messages right behind it (at most `_BATCH_MAX`),
-        their records checked together (`ForceRecordCodec.check_batch`); one by one afterwards,
-        so every semantic stays that of `_on_data`: a fault raises at its frame and the messages
-        behind it go back to the front of the pending queue."""
-        pending = self._pending
-        run = [first]
-        while pending and len(run) < _BATCH_MAX:
-            event = pending[0]
-            if type(event) is not Message or event.stream is not _DATA:
-                break
-            run.append(pending.popleft())
-        checks = self._codec.check_batch([m.payload for m in run])  # type: ignore[union-attr]
-        delivered = 0
+    def _on_data_run(self, events: list, start: int) -> tuple[int, int]:
+        """`_on_data` for the data messages from `events[start]` on (at most `_BATCH_MAX`, up to
+        the first other event), their records' structure and finiteness checked together
+        (`ForceRecordCodec.check_batch`). A frame whose record passed, from a confirmed session,
+        is delivered here with exactly `_on_data`'s bookkeeping; every other frame goes through
+        `_on_data` itself, so a faulty record in a batch is refused exactly as alone. Returns
+        (frames delivered, index of the next event); when a frame raises, `_resume` is the index
+        of the event after it (the rest stay pending)."""
+        chunk = events[start : start + _BATCH_MAX]
+        if (set(map(type, chunk)) != _ONLY_MESSAGE  # (count, not a set: an Enum member hashes in Python)
+                or list(map(_stream_of, chunk)).count(_DATA) != len(chunk)):
+            # the run ends at the first other event
+            chunk = chunk[: next(k for k, e in enumerate(chunk) if type(e) is not Message or e[1] is not _DATA)]
+        payloads = list(map(_payload_of, chunk))
+        checked = self._codec.check_batch(payloads) if len(chunk) >= _BATCH_MIN else None  # type: ignore[union-attr]
         on_data = self._on_data
-        for i, message in enumerate(run):
-            try:
-                delivered += on_data(message, checks[i])
-            except BaseException:
-                pending.extendleft(reversed(run[i + 1 :]))
-                raise
-        return delivered
-
-    def _on_data(self, message: Message, checked: tuple | None | bool = False) -> int:
-        """One data message. `checked`: False (check it here), a `check_batch` result
-        `(forces, timestamp, finite)`, or None (not the adopted layout's bytes: the contract's
-        verifier decides)."""
-        counters = self.counters
-        counters.received += 1
-        session = self._sessions.get(message.producer_session)
-        if session is None:
-            session = self._session(message.producer_session)
-        if not session.confirmed:
-            counters.dropped_before_confirmation += 1
-            return 0
-        if checked is False:
-            payload = message.payload
-            codec = self._codec
-            checked = codec.check_bytes(payload) if codec is not None and type(payload) is bytes else None
-            if checked is not None:
-                checked = (*checked, False)
+        delivered = 0
+        k = 0
         try:
-            if checked is not None:  # the adopted layout's exact structure: valid, N taxels
-                forces, timestamp, finite = checked
-            else:  # anything else: the contract's full verifier, then the taxel count
-                record = decode_tactile_record(message.payload, max_size=self.max_flatbuffer_size)
-                forces, timestamp, finite = record.forces, record.timestamp, False
-                if forces.shape[0] != self._num_taxels:
-                    raise DataLayoutError(
-                        f"it has {forces.shape[0]} taxels, the adopted metadata declares {self._num_taxels}")
-            # Counting finite flags: no arithmetic on the values, so no numpy warning under -W error.
-            if not finite and _count_nonzero(_isfinite(forces)) != forces.size:
-                taxel = int(np.argwhere(~np.isfinite(forces))[0, 0])
-                raise NonFiniteForceError(f"taxel {taxel} has a non-finite force {forces[taxel].tolist()}")
-        except (InvalidMessageError, DataLayoutError) as exc:
-            self._reject(f"collection {self.collection_id!r}: data frame {message.sequence} from producer "
-                         f"session {message.producer_session:016x} refused", exc, always_raise=False)
-            return 0
-        sequence = message.sequence
+            if checked is None:  # not all of this layout's size: one by one
+                for k, message in enumerate(chunk):
+                    delivered += on_data(message)
+                return delivered, start + len(chunk)
+            ok, forces = checked
+            counters, sessions, observers = self.counters, self._sessions, self._observers
+            frames, collection_id, new = self._frames, self.collection_id, _new_tuple
+            count = len(chunk)
+            if not observers and frames is None and all(ok):
+                # Nobody sees the frames but the newest (get_data): when the whole run is one
+                # confirmed session's next sequences, the bookkeeping is done for the run at once
+                # and only the newest frame is built.
+                sid = chunk[0][3]
+                session = sessions.get(sid)
+                if session is not None and session.confirmed and list(map(_session_of, chunk)).count(sid) == count:
+                    first = session.last_sequence + 1
+                    if list(map(_sequence_of, chunk)) == list(range(first, first + count)):
+                        last = chunk[-1]
+                        counters.received += count
+                        session.last_sequence = last[4]
+                        self._latest = new(TactileFrame, (forces[-1], self._codec.timestamp(last[2]), last[4], sid))  # type: ignore[union-attr]
+                        counters.delivered += count
+                        return count, start + count
+            forces = list(forces)
+            timestamp = self._codec.timestamp  # type: ignore[union-attr]
+            sid, session = None, None
+            for k, message in enumerate(chunk):
+                if ok[k]:
+                    if message[3] != sid:
+                        sid = message[3]
+                        session = sessions.get(sid)
+                    if session is not None and session.confirmed:
+                        counters.received += 1
+                        sequence = message[4]
+                        if sequence == session.last_sequence + 1:
+                            session.last_sequence = sequence
+                        else:
+                            self._count_sequence(session, sequence)
+                        frame = new(TactileFrame, (forces[k], timestamp(message[2]), sequence, sid))
+                        self._latest = frame
+                        counters.delivered += 1
+                        if frames is not None:
+                            self._keep(frame)
+                        for observer in observers:
+                            observer.on_data(collection_id, message, frame)
+                        delivered += 1
+                        continue
+                sid = None  # `_on_data` may add or forget sessions: look the next one up again
+                delivered += on_data(message)
+        except BaseException:
+            self._resume = start + k + 1
+            raise
+        return delivered, start + len(chunk)
+
+    def _count_sequence(self, session: _Session, sequence: int) -> None:
+        """Sequence bookkeeping of a delivered frame: gaps, out-of-order, the session's last."""
         last = session.last_sequence
         if last >= 0:
+            counters = self.counters
             if sequence > last + 1:
                 gap = sequence - last - 1
                 counters.sequence_gaps += 1
@@ -407,15 +441,57 @@ class TactileTracker:
                 counters.out_of_order += 1
         if sequence > last:
             session.last_sequence = sequence
+
+    def _keep(self, frame: TactileFrame) -> None:
+        """Buffer a delivered frame for `frames()` (at most `keep_frames`; older ones overflow)."""
+        kept = self._frames
+        if len(kept) >= self._keep_frames:  # type: ignore[arg-type]
+            kept.popleft()  # type: ignore[union-attr]
+            self._frames_overflowed += 1
+            self.counters.overflowed += 1
+        kept.append(frame)  # type: ignore[union-attr]
+
+    def _on_data(self, message: Message) -> int:
+        """One data message: checked by the adopted layout's structural bytes when it has them,
+        else by the contract's full verifier and the taxel count; then finiteness."""
+        counters = self.counters
+        counters.received += 1
+        session = self._sessions.get(message.producer_session)
+        if session is None:
+            session = self._session(message.producer_session)
+        if not session.confirmed:
+            counters.dropped_before_confirmation += 1
+            return 0
+        payload = message.payload
+        codec = self._codec
+        checked = codec.check_bytes(payload) if codec is not None and type(payload) is bytes else None
+        try:
+            if checked is not None:  # the adopted layout's exact structure: valid, N taxels
+                forces, timestamp = checked
+            else:  # anything else: the contract's full verifier, then the taxel count
+                record = decode_tactile_record(payload, max_size=self.max_flatbuffer_size)
+                forces, timestamp = record.forces, record.timestamp
+                if forces.shape[0] != self._num_taxels:
+                    raise DataLayoutError(
+                        f"it has {forces.shape[0]} taxels, the adopted metadata declares {self._num_taxels}")
+            # Counting finite flags: no arithmetic on the values, so no numpy warning under -W error.
+            if _count_nonzero(_isfinite(forces)) != forces.size:
+                taxel = int(np.argwhere(~np.isfinite(forces))[0, 0])
+                raise NonFiniteForceError(f"taxel {taxel} has a non-finite force {forces[taxel].tolist()}")
+        except (InvalidMessageError, DataLayoutError) as exc:
+            self._reject(f"collection {self.collection_id!r}: data frame {message.sequence} from producer "
+                         f"session {message.producer_session:016x} refused", exc, always_raise=False)
+            return 0
+        sequence = message.sequence
+        if sequence == session.last_sequence + 1:
+            session.last_sequence = sequence
+        else:
+            self._count_sequence(session, sequence)
         frame = _new_tuple(TactileFrame, (forces, timestamp, sequence, message.producer_session))
         self._latest = frame
         counters.delivered += 1
         if self._frames is not None:
-            if len(self._frames) >= self._keep_frames:
-                self._frames.popleft()
-                self._frames_overflowed += 1
-                counters.overflowed += 1
-            self._frames.append(frame)
+            self._keep(frame)
         for observer in self._observers:
             observer.on_data(self.collection_id, message, frame)
         return 1

@@ -156,6 +156,7 @@ class ZenohSubscription(QueuedSubscription):
         collection_id = queue.collection_id
         self._on_close = on_close
         self._closed = False
+        self._put = queue.put_fitting  # the callback has refused what exceeds max_payload
         # key -> (stream, largest payload the queue could ever hold on it [bytes])
         self._streams = {stream_key(collection_id, stream): (stream, queue.max_payload(stream)) for stream in Stream}
         # One subscriber for both keys: zenoh-python runs each subscriber's callback on its own
@@ -186,7 +187,7 @@ class ZenohSubscription(QueuedSubscription):
         if size > max_payload:
             self.queue.refuse(stream, size, session, sequence, now)
             return
-        self.queue.put(_new_tuple(Message, (self.collection_id, stream, payload.to_bytes(), session, sequence, now)))
+        self._put(_new_tuple(Message, (self.collection_id, stream, payload.to_bytes(), session, sequence, now)), size)
 
     def _liveliness_callback(self, sample: zenoh.Sample) -> None:
         try:

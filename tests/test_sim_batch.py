@@ -1,0 +1,66 @@
+"""Batched scenes: each scene is the single-scene simulation, bit for bit (stepping many together on
+threads changes nothing), scenes are independent, and arguments are checked."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from wuji_tactile_device.producers.sim.batch import BatchedScenes
+from wuji_tactile_device.producers.sim.producer import SimProducer
+from wuji_tactile_device.producers.sim.scenarios import PressScenario
+
+
+@pytest.fixture(scope="module")
+def pressing():
+    """The press scenario 3 s in: pads in contact (forces rising)."""
+    producer = SimProducer(PressScenario(), max_frames=300)
+    while not producer.finished:
+        producer.next_frame()
+    return producer.sim
+
+
+def test_each_scene_is_the_single_scene_simulation_bit_for_bit(pressing):
+    sim = pressing
+    with BatchedScenes(sim, 3, threads=2) as batch:
+        start = batch.read()
+        assert np.abs(start).sum() > 0.1  # real contacts to distribute
+        reference = []
+        for _ in range(20):
+            sim.step_frame()
+            reference.append(sim.read().taxel_forces.copy())
+            batch.step_frame()
+            forces = batch.read()
+            assert forces.shape == (3, 176, 3) and forces.dtype == np.float32
+            for scene in range(3):
+                np.testing.assert_array_equal(forces[scene], reference[-1])
+        np.testing.assert_array_equal(batch.qpos()[2], sim.data.qpos)
+        assert batch.frames == 20
+        assert not np.array_equal(reference[0], reference[-1])  # the frames moved
+
+
+def test_threads_change_nothing_and_scenes_are_independent(pressing):
+    sim = pressing
+    ctrl = np.tile(sim.data.ctrl, (4, 1))
+    ctrl[1, sim.actuators] += 0.3  # scene 1 closes its fingers further
+    results = []
+    for threads in (1, 2, 4):
+        with BatchedScenes(sim, 4, threads=threads, ctrl=ctrl) as batch:
+            for _ in range(15):
+                batch.step_frame()
+            results.append(batch.read())
+    np.testing.assert_array_equal(results[0], results[1])
+    np.testing.assert_array_equal(results[0], results[2])
+    forces = results[0]
+    np.testing.assert_array_equal(forces[0], forces[2])  # same controls, same frames
+    np.testing.assert_array_equal(forces[0], forces[3])
+    assert np.abs(forces[1]).sum() > np.abs(forces[0]).sum()  # the further-closed hand presses harder
+
+
+def test_arguments_are_checked(pressing):
+    with pytest.raises(ValueError, match="scenes must be an integer >= 1, got 0"):
+        BatchedScenes(pressing, 0)
+    with pytest.raises(ValueError, match="threads must be an integer >= 1, got 0"):
+        BatchedScenes(pressing, 2, threads=0)
+    with BatchedScenes(pressing, 2, threads=1) as batch:
+        with pytest.raises(ValueError, match=r"ctrl must have shape \(2, \d+\), got \(3,\)"):
+            batch.set_ctrl(np.zeros(3))
