@@ -78,6 +78,12 @@ class TactileReading(NamedTuple):
     ideal_taxel_forces: np.ndarray | None = None  # with a sensor model: the ideal `taxel_forces`
 
     @property
+    def true_taxel_forces(self) -> np.ndarray:
+        """(176, 3) float32 the noise-free taxel forces: `ideal_taxel_forces` under a sensor
+        model, else `taxel_forces` (what the physics gives, for checks about the contact)."""
+        return self.taxel_forces if self.ideal_taxel_forces is None else self.ideal_taxel_forces
+
+    @property
     def resultants(self) -> np.ndarray:
         """(5, 3) per-pad resultant force ON the pad in its pad frame [N], thumb → pinky."""
         return self.pad_forces_distal @ self.pad_rotation

@@ -74,12 +74,37 @@ def signed_distance(geom_type: int, size: np.ndarray, p: np.ndarray) -> np.ndarr
         np.maximum(q, 0.0, out=q)
         return np.sqrt((q * q).sum(axis=1)) + inside
     if geom_type == _G.mjGEOM_ELLIPSOID:
-        u = p / s
-        k0 = np.sqrt((u * u).sum(axis=1))
-        u /= s
-        k1 = np.sqrt((u * u).sum(axis=1))
-        return k0 * (k0 - 1.0) / np.maximum(k1, 1e-12)
+        return _ellipsoid_distance(s, p)
     raise ValueError(f"no signed distance for MuJoCo geom type {geom_type}")
+
+
+#: Newton steps of the ellipsoid distance: 6 reach 1e-13 m from the starting bound (checked on
+#: 20 000 points in and around a 4 × 7 × 3 mm ellipsoid), 8 leave a margin.
+ELLIPSOID_ITERATIONS = 8
+
+
+def _ellipsoid_distance(s: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """(P, M) exact signed distance [m] to ellipsoids of semi-axes `s` (P, 3, 1) of points `p`
+    (P, 3, M). The closest surface point is x_i = s_i²·p_i / (t + s_i²) with t the root of
+    Σ (s_i·p_i / (t + s_i²))² = 1 on t > −min s_i² (t > 0 outside, < 0 inside); the distance is
+    |t|·‖p / (t + s²)‖. Newton on 1/‖q(t)‖ − 1 (linear in t for a sphere) from the lower bound
+    t ≥ max_i(s_i|p_i| − s_i²). Not exact only on the ellipsoid's inner medial set (points deep
+    inside, on the plane of its shortest axis, whose closest point is not unique; the centre
+    reads 0 instead of −min s): no pad reaches that depth."""
+    s2 = s * s
+    lo = -s2.min(axis=1, keepdims=True) * (1.0 - 1e-12)
+    t = np.maximum(np.max(s * np.abs(p) - s2, axis=1, keepdims=True), lo)
+    sp = s * p
+    for _ in range(ELLIPSOID_ITERATIONS):
+        den = t + s2
+        q = sp / den
+        q2 = q * q
+        r2 = q2.sum(axis=1, keepdims=True)
+        r = np.sqrt(r2)
+        # g = 1/r − 1, g' = (Σ q²/den) / r³: the step (1/r − 1)·r³ / Σ q²/den = (1 − r)·r² / Σ q²/den
+        t = np.maximum(t - (1.0 - r) * r2 / np.maximum((q2 / den).sum(axis=1, keepdims=True), 1e-300), lo)
+    u = p / (t + s2)
+    return t[:, 0] * np.sqrt((u * u).sum(axis=1))
 
 
 def _row_offsets(P: int, M: int) -> np.ndarray:
