@@ -349,12 +349,16 @@ class ContactForceModel:
         geom = np.where(code > 0, g[:, 0], g[:, 1]).astype(np.int64)   # the object's geom
         pad_c = self._code_pad.take(code)
         pad, geom, f_pair, fn_pair = dm.pairs(pad_c, geom, f_loc, self._last_fn)
-        slots, level = dm.taxel_slot_forces(data, pad, geom, f_pair, fn_pair)
+        if images:
+            field, _ = dm.field(data, pad, geom, f_pair, fn_pair)
+            slots = dm.taxel_slots(field)
+        else:
+            slots, _ = dm.taxel_slot_forces(data, pad, geom, f_pair, fn_pair)
         taxel_distal = slots.take(self.taxel_slot, axis=0)
         taxel = _vecmat(taxel_distal, self.taxel_rot).astype(np.float32)
         res_distal = self._code_onehot.take(code, axis=0).T @ f_loc
         rot = data.xmat.take(self.distal_bodies, axis=0).reshape(5, 3, 3)
-        img = dm.images(data, pad, geom, f_pair @ self.pad_rot_common, fn_pair, level) if images else None
+        img = dm.images_of(field, self.pad_rot_common) if images else None
         return TactileReading(taxel, taxel_distal, res_distal, rot, self.pad_rot_common,
                               len(code), rejected, img)
 

@@ -15,8 +15,9 @@ footprint):
 3. Each point carries the weight w = A·max(δ − g, 0) / Σ A·max(δ − g, 0); the pair's whole force
    vector (normal and friction, from the solver) is spread by these weights, so every axis of the
    pad's total equals the solver's resultant exactly (traction ∝ pressure).
-4. A taxel reads the force on its cell: the quadrature points nearer to it than to any other
-   taxel of its pad. The force images are the same field on the full 48 × 32 grid.
+4. The field is solved on the 0.5 mm image grid (`field`); the images are that field, and a
+   taxel reads it carried through the elastomer to its sensitive area (`sensing.py`): one
+   solution for taxels, images and resultants.
 
 For a sphere of radius R_s on the cylindrical pad (radius R_p) the gap is g ≈ x²/2R₁ + y²/2R₂ with
 R₁ = R_s (along the finger), 1/R₂ = 1/R_s + 1/R_p, so the footprint is an ellipse of area
@@ -31,6 +32,7 @@ import numpy as np
 
 from ...errors import ProducerError
 from .contact_kernel import KERNEL
+from .sensing import pixel_influence
 from .taxels import IMAGE_SHAPE, PadTaxels
 
 #: Layer thickness [m] and confined modulus [Pa] of the pad's elastomer; K = E_c / h [N/m³].
@@ -194,6 +196,11 @@ class DistributedContact:
         self._pad_onehot = np.eye(5)
         self._geom_type = model.geom_type.astype(np.int64)
         self._no_level = np.full(64, np.nan)
+        self.influence = pixel_influence()[:, :self.slots]     # (5, slots, 48·32)
+        # The same restricted to each pad's quadrature points (padding points: zero columns).
+        q = self.pixel_quad
+        self._influence_q = np.ascontiguousarray(np.stack(
+            [self.influence[k][:, q.cell[k]] * (q.area[k] > 0) for k in range(5)]))  # (5, slots, M)
 
     # -- per frame --------------------------------------------------------------------------------
     def pairs(self, pad: np.ndarray, geom: np.ndarray, f_loc: np.ndarray, f_normal: np.ndarray):
@@ -269,38 +276,57 @@ class DistributedContact:
         m = (at_next < volume[:, None]).sum(axis=1) + _row_offsets(P, M)   # increasing: count = first ≥
         return (volume + cas.take(m)) / ca.take(m)
 
-    def taxel_slot_forces(self, data, pad, geom, f_loc, f_normal) -> tuple[np.ndarray, np.ndarray]:
-        """(5 · slots, 3) force ON each pad's taxel slots [N] in the distal frame, and each
-        pair's level λ (P,) [m]."""
-        q = self.taxel_quad
-        if self.backend == "numba":
-            return self._kernel(data, q, self.slots, pad, geom, f_loc, f_normal)
-        w, total, lam = self.weights(data, q, pad, geom, f_normal)
-        P = len(pad)
-        offsets = self._cell_offsets[:P] if P <= len(self._cell_offsets) else (np.arange(P) * self.slots)[:, None]
-        cell = q.cell.take(pad, axis=0) + offsets
-        share = np.bincount(cell.ravel(), w.ravel(), P * self.slots).reshape(P, self.slots)  # (P, slots)
-        # Pad k's slot block receives its pairs' shares times their forces: one (5·slots, P) product.
-        onehot = self._pad_onehot.take(pad, axis=0)                                        # (P, 5)
-        spread = (onehot[:, :, None] * share[:, None, :]).reshape(P, -1)                    # (P, 5·slots)
-        return spread.T @ (f_loc / total[:, None]), lam
-
-    def images(self, data, pad, geom, f_pad, f_normal, level: np.ndarray | None = None) -> np.ndarray:
-        """(5, 3, 48, 32) pad-frame force images [N/pixel]: the field on the full 0.5 mm grid,
-        at the level λ of the taxels' solve when given (saves a sort of every pixel), each
-        pair's pixels normalised to its force."""
+    def field(self, data, pad, geom, f_loc, f_normal) -> tuple[np.ndarray, np.ndarray]:
+        """The contact's surface traction field: (5, 48·32, 3) force ON each pad's image pixels
+        [N] in the distal frame (the pressure field A·max(λ − sdf, 0) of each pair, λ solved on
+        this 0.5 mm grid, normalised and times the pair's force), and each pair's level λ (P,) [m].
+        Taxels, images and resultants all come from this one solution."""
         q = self.pixel_quad
         npx = IMAGE_SHAPE[0] * IMAGE_SHAPE[1]
         if self.backend == "numba":
-            out, _ = self._kernel(data, q, npx, pad, geom, f_pad, f_normal, level)
-            return out.reshape((5,) + IMAGE_SHAPE + (3,)).transpose(0, 3, 1, 2)
-        w, total, _ = self.weights(data, q, pad, geom, f_normal, level)
+            out, lam = self._kernel(data, q, npx, pad, geom, f_loc, f_normal)
+            return out.reshape(5, npx, 3), lam
+        w, total, lam = self.weights(data, q, pad, geom, f_normal)
         w /= total[:, None]
         cell = q.cell.take(pad, axis=0) + (pad * npx)[:, None]                  # (P, M) stacked pixel
-        index = cell[None, :, :] + (np.arange(3) * 5 * npx)[:, None, None]       # (3, P, M)
-        values = f_pad.T[:, :, None] * w[None, :, :]
-        img = np.bincount(index.ravel(), values.ravel(), 15 * npx)
-        return img.reshape((3, 5) + IMAGE_SHAPE).transpose(1, 0, 2, 3)
+        index = cell[:, :, None] * 3 + _AXES                                      # (P, M, 3)
+        values = w[:, :, None] * f_loc[:, None, :]
+        return np.bincount(index.ravel(), values.ravel(), 15 * npx).reshape(5, npx, 3), lam
+
+    def taxel_slots(self, field: np.ndarray) -> np.ndarray:
+        """(5 · slots, 3) force ON each pad's taxel slots [N] (distal frame): the field carried
+        through the elastomer to each taxel's sensitive area (`sensing.py`)."""
+        return np.matmul(self.influence, field).reshape(-1, 3)
+
+    def taxel_slot_forces(self, data, pad, geom, f_loc, f_normal) -> tuple[np.ndarray, np.ndarray]:
+        """(5 · slots, 3) force ON each pad's taxel slots [N] in the distal frame, and each
+        pair's level λ (P,) [m]: `taxel_slots(field(...))`, computed without forming the
+        three-axis field when each pad has one pair (numpy backend; the same to rounding)."""
+        if self.backend == "numba" or len(np.unique(pad)) != len(pad):
+            f, lam = self.field(data, pad, geom, f_loc, f_normal)
+            return self.taxel_slots(f), lam
+        w, total, lam = self.weights(data, self.pixel_quad, pad, geom, f_normal)
+        wfull = np.zeros((5, w.shape[1], 1))
+        wfull[pad, :, 0] = w / total[:, None]
+        share = np.matmul(self._influence_q, wfull)                 # (5, slots, 1) share per slot
+        force = np.zeros((5, 1, 3))
+        force[pad, 0] = f_loc
+        return (share * force).reshape(-1, 3), lam
+
+    def images(self, data, pad, geom, f_pad, f_normal, level: np.ndarray | None = None) -> np.ndarray:
+        """(5, 3, 48, 32) pad-frame force images [N/pixel]: the field on the full 0.5 mm grid
+        (`f_pad`: the pairs' forces in the pad frame; `level` is ignored: the field solves its own)."""
+        f, _ = self.field(data, pad, geom, f_pad, f_normal)
+        return self.images_of(f, np.eye(3))
+
+    @staticmethod
+    def images_of(field: np.ndarray, pad_rotation: np.ndarray) -> np.ndarray:
+        """(5, 3, 48, 32) images [N/pixel] of a `field` (5, 48·32, 3), axes turned by
+        `pad_rotation` (columns: pad axes in the field's frame)."""
+        return (field @ pad_rotation).transpose(0, 2, 1).reshape((5, 3) + IMAGE_SHAPE)
+
+
+_AXES = np.arange(3)
 
 
 __all__ = ["DistributedContact", "signed_distance", "STIFFNESS", "LAYER_THICKNESS", "CONFINED_MODULUS",
