@@ -53,7 +53,7 @@ def _distribute(points_h, area, cell, cells_per_pad, pad, geom, distal_bodies, x
                 geom_type, geom_size, volume, level, force, out):
     """For each pair p (pad[p], object geom[p]): the field A·max(λ − sdf, 0) over the pad's
     quadrature points (λ solved exactly for `volume[p]` [m³] unless `level[p]` is finite),
-    normalised, times force[p] (3,), added to out[pad·cells_per_pad + cell] (rows: cells,
+    normalised, times force[p] (3,), added to out[p·cells_per_pad + cell] (rows: cells,
     columns: axes). Poses come straight from MjData (xmat, xpos, geom_xmat, geom_xpos).
     Returns λ per pair [m]."""
     P = pad.shape[0]
@@ -120,7 +120,7 @@ def _distribute(points_h, area, cell, cells_per_pad, pad, geom, distal_bodies, x
                     break
                 lam -= step
         lam_out[p] = lam
-        base = k * cells_per_pad
+        base = p * cells_per_pad      # one block of cells per pair
         for m in range(M):
             d = lam - sdf[m]
             if d > 0.0:
