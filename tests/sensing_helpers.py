@@ -19,6 +19,17 @@ def index_taxels(sim, geom, force):
     return -taxels[:, 1], -field[INDEX, :, 1]
 
 
+def published_taxels(sim, geom, force, *, fine=False):
+    """(34,) normal load [N] each index taxel publishes (own normal axis) for a pure normal load
+    `force` [N]: the producer's path (`solve` → `taxel_readings`) on the 1 mm grid it uses
+    without images (`fine`: the 0.5 mm image grid it uses with them)."""
+    dm = sim.contacts.distributed
+    f = np.array([[0.0, -force, 0.0]])
+    t = dm.solve(sim.data, np.array([INDEX]), np.array([geom]), f, np.array([force]), f, np.array([1.0]), fine=fine)
+    r = dm.taxel_readings(t).reshape(5, -1, 3)[INDEX, :34]
+    return -(r * dm._slot_normals[INDEX, :34]).sum(axis=1)
+
+
 def continuous_field(pixel_load, step=2):
     """The sensing-plane traction of a pixel load (1536,) [N]: (points (Y, 3) [m], force per
     point (Y,) [N], area (Y,) [m²]) on the image grid subdivided `step`×."""
@@ -40,14 +51,17 @@ def second_moment(points, w):
     return float(w @ ((points - c) ** 2).sum(axis=1) / w.sum())
 
 
-def statistics(kind, radius, loads):
+def statistics(kind, radius, loads, *, published=True):
     """Per load: (taxels above 5 % of the peak taxel, taxel second moment [mm²], continuous
-    sensing-plane area above 5 % of its peak pressure [mm²], continuous second moment [mm²])."""
+    sensing-plane area above 5 % of its peak pressure [mm²], continuous second moment [mm²]);
+    the taxels as published (`published_taxels`) or the fine field's (`index_taxels`)."""
     sim, g = object_on_index_pad(kind, radius=radius)
     pos = pad_taxels("right")[INDEX].positions
     rows = []
     for F in loads:
         t, pix = index_taxels(sim, g, F)
+        if published:
+            t = published_taxels(sim, g, F)
         y, fy, ay = continuous_field(pix)
         p = fy / ay
         rows.append((int(np.sum(t > 0.05 * t.max())), 1e6 * second_moment(pos, np.maximum(t, 0)),

@@ -12,12 +12,14 @@ footprint):
    pad's closest point: g = sdf(x) − min sdf.
 2. The approach δ of the undeformed surfaces solves Σ A·K·max(δ − g, 0) = F_n exactly (F_n the
    solver's normal force of the pair): sort g, cumulative sums, first segment that holds the load.
-3. Each point carries the weight w = A·max(δ − g, 0) / Σ A·max(δ − g, 0); the pair's whole force
-   vector (normal and friction, from the solver) is spread by these weights, so every axis of the
-   pad's total equals the solver's resultant exactly (traction ∝ pressure).
-4. The field is solved on the 0.5 mm image grid (`field`); the images are that field, and a
-   taxel reads it carried through the elastomer to its sensitive area (`sensing.py`): one
-   solution for taxels, images and resultants.
+3. Each point carries the normal force P = |F_n|·w, w = A·max(δ − g, 0) / Σ A·max(δ − g, 0);
+   the friction part F_t of the solver force is spread by stick and slip (`traction`):
+   Q = min(s·A, μ·P), s solved exactly from Σ Q = |F_t| — slip starts at the rim.
+4. One solution per frame (`solve`) on the 0.5 mm image grid when images are asked for, else on
+   the 1 mm grid (every second pixel): the images are its field (`traction_field`; pressure
+   along each point's normal, friction in its tangent plane), and a taxel reads it carried
+   through the elastomer to its sensitive area (`taxel_readings`, `sensing.py`). Every pad's
+   field, images and taxels sum to its solver force exactly.
 
 For a sphere of radius R_s on the cylindrical pad (radius R_p) the gap is g ≈ x²/2R₁ + y²/2R₂ with
 R₁ = R_s (along the finger), 1/R₂ = 1/R_s + 1/R_p, so the footprint is an ellipse of area

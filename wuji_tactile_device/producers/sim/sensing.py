@@ -27,7 +27,7 @@ t(x) the traction (force per quadrature point, three axes) of the contact model'
 surface point x. Σ_j G[j, x] = 1 for every x: conservation per axis is exact.
 
 The sensing plane is sampled at the 0.5 mm image grid (its areas); the load points x are any
-surface points (the image grid's pixels in the producer). Convergence (`tests/test_sim_sensing.py`):
+surface points (the image grid's pixels, or every second one, in the producer). Convergence (`tests/test_sim_sensing.py`):
 the taxel shares move by ≤ 0.4 % of the load (L1) against a 4× finer load grid, ≤ 2 % with the
 sensing plane also 4× finer.
 """
