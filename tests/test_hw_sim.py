@@ -57,7 +57,8 @@ def test_hardware_path_reproduces_the_simulated_producer(side):
     assert len(hw_frames) == len(sim_frames) == FRAMES
     sim = np.stack(sim_frames).astype(np.float64)
     hw = np.stack(hw_frames).astype(np.float64)
-    assert np.abs(sim).max() > 0.3, "the comparison must include real contact forces"
+    # 0.5 N per pad, read through the elastomer by ~5 taxels: the largest taxel carries ≈ 0.25 N
+    assert np.abs(sim).max() > 0.15, "the comparison must include real contact forces"
     pressed = sim[:, :, 2] < -1e-3
     assert pressed.sum() > 50 and np.all(hw[pressed][:, 2] < 0)  # a press reads fz < 0 on both paths
     bound = emu.quantisation_step() + 1e-6 * np.abs(sim) + 1e-9
@@ -142,6 +143,6 @@ def test_emulated_hardware_recording_matches_the_simulation_recording(tmp_path: 
     np.testing.assert_array_equal(hw_md.segment_weights, sim_md.segment_weights)
     np.testing.assert_allclose(hw_md.taxel_bind_poses[:, :3], sim_md.taxel_bind_poses[:, :3], atol=1e-7)
     assert hw_frames.shape == sim_frames.shape == (make_scenario("press").num_frames, 176, 3)
-    assert np.abs(sim_frames).max() > 0.3
+    assert np.abs(sim_frames).max() > 0.15    # 0.5 N pads read by ~5 taxels each
     step = EmulatedHand2("right").quantisation_step()
     assert np.all(np.abs(hw_frames - sim_frames) <= step + 1e-6 * np.abs(sim_frames) + 1e-9)

@@ -122,3 +122,30 @@ def test_roll_turns_the_cylinder_between_thumb_and_index(side):
     assert result.passed, result.report()
     checks = {c.name: c for c in result.checks}
     assert checks["cylinder rotation about its own axis during the roll"].value > 25
+
+
+def test_slip_ratio_below_one_in_the_pad_frame_is_the_tilt_of_the_contact_normal():
+    """While sliding, the contact-frame tangential/normal is μ (on the cone); the pad frame reads
+    less because the contact normal is tilted ≈ 4.3° from the pad's normal axis (docs/sim.md)."""
+    from wuji_tactile_device.producers.sim.contact_forces import contact_frame_forces
+    from wuji_tactile_device.producers.sim.producer import run_scenario
+    from wuji_tactile_device.producers.sim.scenarios import make_scenario
+    rows = []
+
+    def on(sim, r):
+        if sim.time_ns < 3.6e9:
+            return
+        d = sim.data
+        g = d.contact.geom[:d.ncon]
+        idx = np.flatnonzero((g == sim.object_geom_ids[0]).any(axis=1) & (d.contact.efc_address[:d.ncon] >= 0))
+        f = contact_frame_forces(sim.model, d, idx)
+        n = d.contact.frame[idx].reshape(-1, 3, 3)[:, 0]
+        pad_y = (d.xmat[sim.distal_bodies[1]].reshape(3, 3) @ r.pad_rotation)[:, 1]
+        F = r.resultants[1]
+        rows.append((np.hypot(f[:, 1], f[:, 2]).sum() / f[:, 0].sum(), np.hypot(F[0], F[2]) / F[1],
+                     np.degrees(np.arccos(np.abs(n @ pad_y).min()))))
+    run_scenario(make_scenario("slip"), on_frame=on)
+    contact, pad, tilt = np.array(rows).T
+    assert np.all(contact > 0.995) and np.all(contact <= 1 + 1e-6), (contact.min(), contact.max())
+    assert np.all(pad < 0.97), pad.max()
+    assert np.all((tilt > 3.5) & (tilt < 5.0)), (tilt.min(), tilt.max())

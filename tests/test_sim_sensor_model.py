@@ -203,3 +203,28 @@ def test_hand_simulation_applies_the_model_once_per_frame():
     assert not a.resultants.any()                                   # resultants stay ideal
     sim.step_frame()
     assert not np.array_equal(sim.read().taxel_forces, a.taxel_forces)
+
+
+def test_press_with_the_example_sensor_model_passes_and_its_zero_check_reads_the_physics():
+    """The 'exactly zero after release' check judges the noise-free forces: with the shipped
+    (noisy, hysteretic) model the run passes; judged during the hold (forces present) it fails."""
+    from pathlib import Path
+
+    from wuji_tactile_device.producers.sim.producer import run_scenario
+    from wuji_tactile_device.producers.sim.scenarios import PressScenario
+
+    example = Path(__file__).resolve().parents[1] / "docs" / "sensor_model_example.json"
+    sensed = []
+
+    def scenario(zero_from=None):
+        s = PressScenario()
+        s.sensor_model = SensorModel.from_file(example, "right", seed=3)
+        if zero_from is not None:
+            s.ZERO_FROM = zero_from
+        return s
+
+    result = run_scenario(scenario(), on_frame=lambda sim, r: sensed.append(r.taxel_forces.any()))
+    assert result.passed, result.report()
+    assert all(sensed[-50:]), "the noisy model's output should not be exactly zero after release"
+    zero = next(c for c in run_scenario(scenario(zero_from=10.0)).checks if "exactly zero" in c.name)
+    assert not zero.passed and zero.value < 100.0, zero.line()

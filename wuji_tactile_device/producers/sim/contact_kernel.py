@@ -34,12 +34,18 @@ def _sdf(t, s0, s1, s2, x, y, z):
         d1 = abs(z) - s1
         a, b = max(d0, 0.0), max(d1, 0.0)
         return min(max(d0, d1), 0.0) + np.sqrt(a * a + b * b)
-    if t == _ELLIPSOID:
-        ux, uy, uz = x / s0, y / s1, z / s2
-        k0 = np.sqrt(ux * ux + uy * uy + uz * uz)
-        ux, uy, uz = ux / s0, uy / s1, uz / s2
-        k1 = np.sqrt(ux * ux + uy * uy + uz * uz)
-        return k0 * (k0 - 1.0) / max(k1, 1e-12)
+    if t == _ELLIPSOID:      # exact: the root solve of contact_model._ellipsoid_distance
+        a0, a1, a2 = s0 * s0, s1 * s1, s2 * s2
+        lo = -min(a0, min(a1, a2)) * (1.0 - 1e-12)
+        tt = max(max(s0 * abs(x) - a0, max(s1 * abs(y) - a1, s2 * abs(z) - a2)), lo)
+        for _ in range(8):
+            d0, d1, d2 = tt + a0, tt + a1, tt + a2
+            q0, q1, q2 = s0 * x / d0, s1 * y / d1, s2 * z / d2
+            r2 = q0 * q0 + q1 * q1 + q2 * q2
+            r = np.sqrt(r2)
+            tt = max(tt - (1.0 - r) * r2 / max(q0 * q0 / d0 + q1 * q1 / d1 + q2 * q2 / d2, 1e-300), lo)
+        u0, u1, u2 = x / (tt + a0), y / (tt + a1), z / (tt + a2)
+        return tt * np.sqrt(u0 * u0 + u1 * u1 + u2 * u2)
     return z  # plane
 
 
@@ -47,7 +53,7 @@ def _distribute(points_h, area, cell, cells_per_pad, pad, geom, distal_bodies, x
                 geom_type, geom_size, volume, level, force, out):
     """For each pair p (pad[p], object geom[p]): the field A·max(λ − sdf, 0) over the pad's
     quadrature points (λ solved exactly for `volume[p]` [m³] unless `level[p]` is finite),
-    normalised, times force[p] (3,), added to out[pad·cells_per_pad + cell] (rows: cells,
+    normalised, times force[p] (3,), added to out[p·cells_per_pad + cell] (rows: cells,
     columns: axes). Poses come straight from MjData (xmat, xpos, geom_xmat, geom_xpos).
     Returns λ per pair [m]."""
     P = pad.shape[0]
@@ -114,7 +120,7 @@ def _distribute(points_h, area, cell, cells_per_pad, pad, geom, distal_bodies, x
                     break
                 lam -= step
         lam_out[p] = lam
-        base = k * cells_per_pad
+        base = p * cells_per_pad      # one block of cells per pair
         for m in range(M):
             d = lam - sdf[m]
             if d > 0.0:

@@ -12,11 +12,14 @@ footprint):
    pad's closest point: g = sdf(x) − min sdf.
 2. The approach δ of the undeformed surfaces solves Σ A·K·max(δ − g, 0) = F_n exactly (F_n the
    solver's normal force of the pair): sort g, cumulative sums, first segment that holds the load.
-3. Each point carries the weight w = A·max(δ − g, 0) / Σ A·max(δ − g, 0); the pair's whole force
-   vector (normal and friction, from the solver) is spread by these weights, so every axis of the
-   pad's total equals the solver's resultant exactly (traction ∝ pressure).
-4. A taxel reads the force on its cell: the quadrature points nearer to it than to any other
-   taxel of its pad. The force images are the same field on the full 48 × 32 grid.
+3. Each point carries the normal force P = |F_n|·w, w = A·max(δ − g, 0) / Σ A·max(δ − g, 0);
+   the friction part F_t of the solver force is spread by stick and slip (`traction`):
+   Q = min(s·A, μ·P), s solved exactly from Σ Q = |F_t| — slip starts at the rim.
+4. One solution per frame (`solve`) on the 0.5 mm image grid when images are asked for, else on
+   the 1 mm grid (every second pixel): the images are its field (`traction_field`; pressure
+   along each point's normal, friction in its tangent plane), and a taxel reads it carried
+   through the elastomer to its sensitive area (`taxel_readings`, `sensing.py`). Every pad's
+   field, images and taxels sum to its solver force exactly.
 
 For a sphere of radius R_s on the cylindrical pad (radius R_p) the gap is g ≈ x²/2R₁ + y²/2R₂ with
 R₁ = R_s (along the finger), 1/R₂ = 1/R_s + 1/R_p, so the footprint is an ellipse of area
@@ -31,12 +34,16 @@ import numpy as np
 
 from ...errors import ProducerError
 from .contact_kernel import KERNEL
+from .sensing import pixel_influence
 from .taxels import IMAGE_SHAPE, PadTaxels
 
 #: Layer thickness [m] and confined modulus [Pa] of the pad's elastomer; K = E_c / h [N/m³].
 LAYER_THICKNESS = 0.002
 CONFINED_MODULUS = 0.3e6
 STIFFNESS = CONFINED_MODULUS / LAYER_THICKNESS
+#: |F_t| ≥ (1 − this)·μ|F_n| is gross slip (every point slides): MuJoCo's soft friction cone
+#: carries 0.999–1.000 μ·F_n while the surfaces slide (slip scenario), not exactly μ.
+GROSS_SLIP_TOLERANCE = 0.005
 #: Quadrature for the taxels: every `TAXEL_GRID_STEP`-th image pixel in both directions (1 mm).
 TAXEL_GRID_STEP = 2
 _vecdot = getattr(np, "vecdot", lambda a, b: np.einsum("...i,...i->...", a, b))
@@ -74,12 +81,37 @@ def signed_distance(geom_type: int, size: np.ndarray, p: np.ndarray) -> np.ndarr
         np.maximum(q, 0.0, out=q)
         return np.sqrt((q * q).sum(axis=1)) + inside
     if geom_type == _G.mjGEOM_ELLIPSOID:
-        u = p / s
-        k0 = np.sqrt((u * u).sum(axis=1))
-        u /= s
-        k1 = np.sqrt((u * u).sum(axis=1))
-        return k0 * (k0 - 1.0) / np.maximum(k1, 1e-12)
+        return _ellipsoid_distance(s, p)
     raise ValueError(f"no signed distance for MuJoCo geom type {geom_type}")
+
+
+#: Newton steps of the ellipsoid distance: 6 reach 1e-13 m from the starting bound (checked on
+#: 20 000 points in and around a 4 × 7 × 3 mm ellipsoid), 8 leave a margin.
+ELLIPSOID_ITERATIONS = 8
+
+
+def _ellipsoid_distance(s: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """(P, M) exact signed distance [m] to ellipsoids of semi-axes `s` (P, 3, 1) of points `p`
+    (P, 3, M). The closest surface point is x_i = s_i²·p_i / (t + s_i²) with t the root of
+    Σ (s_i·p_i / (t + s_i²))² = 1 on t > −min s_i² (t > 0 outside, < 0 inside); the distance is
+    |t|·‖p / (t + s²)‖. Newton on 1/‖q(t)‖ − 1 (linear in t for a sphere) from the lower bound
+    t ≥ max_i(s_i|p_i| − s_i²). Not exact only on the ellipsoid's inner medial set (points deep
+    inside, on the plane of its shortest axis, whose closest point is not unique; the centre
+    reads 0 instead of −min s): no pad reaches that depth."""
+    s2 = s * s
+    lo = -s2.min(axis=1, keepdims=True) * (1.0 - 1e-12)
+    t = np.maximum(np.max(s * np.abs(p) - s2, axis=1, keepdims=True), lo)
+    sp = s * p
+    for _ in range(ELLIPSOID_ITERATIONS):
+        den = t + s2
+        q = sp / den
+        q2 = q * q
+        r2 = q2.sum(axis=1, keepdims=True)
+        r = np.sqrt(r2)
+        # g = 1/r − 1, g' = (Σ q²/den) / r³: the step (1/r − 1)·r³ / Σ q²/den = (1 − r)·r² / Σ q²/den
+        t = np.maximum(t - (1.0 - r) * r2 / np.maximum((q2 / den).sum(axis=1, keepdims=True), 1e-300), lo)
+    u = p / (t + s2)
+    return t[:, 0] * np.sqrt((u * u).sum(axis=1))
 
 
 def _row_offsets(P: int, M: int) -> np.ndarray:
@@ -169,18 +201,40 @@ class DistributedContact:
         self._pad_onehot = np.eye(5)
         self._geom_type = model.geom_type.astype(np.int64)
         self._no_level = np.full(64, np.nan)
+        self.influence = pixel_influence()[:, :self.slots]     # (5, slots, 48·32)
+        self._slot_normals = np.zeros((5, self.slots, 3))         # outward taxel normals (padding 0)
+        for k, pd in enumerate(pads):
+            self._slot_normals[k, :len(pd.positions)] = pd.normals
+        self.fine = self._grid(pads, self.pixel_quad)
+        self.coarse = self._grid(pads, _quadrature(pads, taxel_grid_step, to_pixels=True))
+
+    def _grid(self, pads, quad: _Quadrature) -> "_Grid":
+        """The per-point tables of one quadrature whose cells are image pixels."""
+        valid = quad.area > 0
+        inv = np.divide(1.0, quad.area, out=np.zeros_like(quad.area), where=valid)
+        normal = np.zeros(quad.points.shape)
+        for k, pd in enumerate(pads):
+            c = np.zeros(quad.points[k].shape)
+            c[:, 2] = np.maximum(quad.points[k, :, 2], pd.geometry.z_bottom)
+            normal[k] = np.where(valid[k][:, None], (quad.points[k] - c) / pd.geometry.radius, 0.0)
+        G = np.stack([self.influence[k][:, quad.cell[k]] * valid[k] for k in range(5)])     # (5, slots, M)
+        ident = np.broadcast_to(np.arange(quad.area.shape[1]), quad.area.shape).copy()
+        return _Grid(quad, inv, normal, np.ascontiguousarray(G), quad._replace(cell=ident))
 
     # -- per frame --------------------------------------------------------------------------------
-    def pairs(self, pad: np.ndarray, geom: np.ndarray, f_loc: np.ndarray, f_normal: np.ndarray):
+    def pairs(self, pad: np.ndarray, geom: np.ndarray, f_loc: np.ndarray, f_normal: np.ndarray,
+              extra: np.ndarray | None = None):
         """Group contacts into (pad, object geom) pairs: pair pad (P,), geom (P,), force ON the pad
-        (P, 3) in the distal frame [N], normal force (P,) [N]."""
+        (P, 3) in the distal frame [N], normal force (P,) [N] (and the per-pair sums of `extra`
+        (C, k) when given, as a fifth value)."""
         key = pad * self._pair_stride + geom
         keys = key.tolist()
         if len(set(keys)) == len(keys):      # the common case: one contact per pair
-            return pad, geom, f_loc, f_normal
+            return (pad, geom, f_loc, f_normal) + (() if extra is None else (extra,))
         uniq, inv = np.unique(key, return_inverse=True)
         onehot = (inv[None, :] == np.arange(len(uniq))[:, None]).astype(np.float64)   # (P, C)
-        return uniq // self._pair_stride, uniq % self._pair_stride, onehot @ f_loc, onehot @ f_normal
+        out = (uniq // self._pair_stride, uniq % self._pair_stride, onehot @ f_loc, onehot @ f_normal)
+        return out + (() if extra is None else (onehot @ extra,))
 
     def weights(self, data: mujoco.MjData, quad: _Quadrature, pad: np.ndarray, geom: np.ndarray,
                 f_normal: np.ndarray, level: np.ndarray | None = None
@@ -207,8 +261,9 @@ class DistributedContact:
         return T
 
     def _kernel(self, data, quad: _Quadrature, cells_per_pad: int, pad, geom, force, f_normal, level=None):
-        """The compiled path: (cells, 3) forces and the level per pair."""
-        out = np.zeros((5 * cells_per_pad, 3))
+        """The compiled path: (P · cells, 3) forces, one block of cells per pair, and the level
+        per pair."""
+        out = np.zeros((len(pad) * cells_per_pad, 3))
         volume = f_normal * (1.0 / self.stiffness) + _MIN_VOLUME
         lam = KERNEL(quad.points_h, quad.area, quad.cell, cells_per_pad, pad, geom, self.distal_bodies,
                      data.xmat, data.xpos, data.geom_xmat, data.geom_xpos, self._geom_type, self.model.geom_size,
@@ -244,38 +299,195 @@ class DistributedContact:
         m = (at_next < volume[:, None]).sum(axis=1) + _row_offsets(P, M)   # increasing: count = first ≥
         return (volume + cas.take(m)) / ca.take(m)
 
-    def taxel_slot_forces(self, data, pad, geom, f_loc, f_normal) -> tuple[np.ndarray, np.ndarray]:
-        """(5 · slots, 3) force ON each pad's taxel slots [N] in the distal frame, and each
-        pair's level λ (P,) [m]."""
-        q = self.taxel_quad
+    def pressure(self, data, pad, geom, f_normal, grid: "_Grid | None" = None) -> np.ndarray:
+        """(P, M) each pair's normalised pressure weights A·max(λ − sdf, 0) / Σ on the points of
+        `grid` (default the 0.5 mm image grid; λ solved on that grid; rows sum to 1)."""
+        grid = self.fine if grid is None else grid
+        P, M = len(pad), grid.quad.area.shape[1]
         if self.backend == "numba":
-            return self._kernel(data, q, self.slots, pad, geom, f_loc, f_normal)
-        w, total, lam = self.weights(data, q, pad, geom, f_normal)
+            unit = np.zeros((P, 3))
+            unit[:, 0] = 1.0
+            out, _ = self._kernel(data, grid.by_point, M, pad, geom, unit, f_normal)
+            return out[:, 0].reshape(P, M)
+        w, total, _ = self.weights(data, grid.quad, pad, geom, f_normal)
+        w /= total[:, None]
+        return w
+
+    def traction(self, weights: np.ndarray, pad: np.ndarray, f_normal_vec: np.ndarray, f_tangent_vec: np.ndarray,
+                 mu: np.ndarray, grid: "_Grid | None" = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Stick and slip inside each pair's footprint (partial slip, Cattaneo–Mindlin on the
+        thin layer). Normal force per pixel P_x = |F_n|·w_x. The layer's shear is Winkler too:
+        where the surface sticks, the traction is the same for every point (the object's rigid
+        tangential displacement over the layer, s per unit area); where that would exceed
+        μ·p_x, the point slides at μ·p_x. So Q_x = min(s·A_x, μ·P_x) with s solved exactly from
+        Σ Q_x = |F_t| (sort by pressure, cumulative sums): slip starts at the rim, where p → 0,
+        and spreads inward as |F_t| → μ|F_n|; at μ|F_n| (gross slip) every point slides.
+        Returns P (P, M) and Q (P, M) [N per point of `grid`] and the stuck fraction of the footprint's
+        area (P,)."""
+        grid = self.fine if grid is None else grid
+        area = grid.quad.area.take(pad, axis=0)
+        fn = np.sqrt(_vecdot(f_normal_vec, f_normal_vec))
+        ft = np.sqrt(_vecdot(f_tangent_vec, f_tangent_vec))
+        Pn = weights * fn[:, None]
+        C = Pn * mu[:, None]                                      # slip limit per pixel [N]
+        pres = C * grid.inv_area.take(pad, axis=0)                 # μ·p [N/m²]
+        P_, M = pres.shape
+        order = np.argsort(-pres, axis=1) + _row_offsets(P_, M)[:, None]
+        ps, a, c = pres.take(order), area.take(order), C.take(order)
+        ca, cc = np.cumsum(a, axis=1), np.cumsum(c, axis=1)
+        ctot = cc[:, -1]
+        # Σ Q when s reaches the k-th pressure with points 0..k−1 stuck (decreasing in k).
+        at = ps * (ca - a) + (ctot[:, None] - (cc - c))
+        m = (at > ft[:, None]).sum(axis=1)
+        gross = (m == 0) | (ft >= (1.0 - GROSS_SLIP_TOLERANCE) * ctot)
+        k = np.maximum(m - 1, 0) + _row_offsets(P_, M)
+        s_ = np.where(gross, 0.0, (ft - ctot + cc.take(k)) / np.maximum(ca.take(k), 1e-300))
+        Q = np.minimum(s_[:, None] * area, C)
+        if gross.any():
+            scale = np.divide(ft, ctot, out=np.zeros_like(ft), where=ctot > 0)
+            Q[gross] = C[gross] * scale[gross, None]
+        loaded = Pn > 0
+        stuck = loaded & (s_[:, None] * area < C) & ~gross[:, None]
+        foot = (area * loaded).sum(axis=1)
+        frac = np.divide((area * stuck).sum(axis=1), foot, out=np.ones_like(foot), where=foot > 0)
+        return Pn, Q, frac
+
+    def solve(self, data, pad, geom, f_loc, f_normal, f_normal_vec, mu, *, fine: bool = True) -> Traction:
+        """Pressure, stick and slip of each pair (`traction`) on the 0.5 mm image grid (`fine`)
+        or the 1 mm grid, with the normal and friction directions: `f_normal_vec` (P, 3) the
+        normal part of each pair's force `f_loc` (the rest is friction), `mu` (P,) its friction
+        coefficient."""
+        grid = self.fine if fine else self.coarse
+        w = self.pressure(data, pad, geom, f_normal, grid)
+        ft_vec = f_loc - f_normal_vec
+        Pn, Q, frac = self.traction(w, pad, f_normal_vec, ft_vec, mu, grid)
+        t_hat = ft_vec / np.maximum(np.sqrt(_vecdot(ft_vec, ft_vec)), 1e-300)[:, None]
+        return Traction(pad, w, Pn, Q, t_hat, f_loc, frac, grid)
+
+    def field(self, data, pad, geom, f_loc, f_normal, f_normal_vec=None, mu=None
+              ) -> tuple[np.ndarray, np.ndarray]:
+        """The contact's surface traction field on the 0.5 mm image grid: (5, 48·32, 3) force ON
+        each pad's pixels [N] in the distal frame, and the stuck fraction of each pair's
+        footprint (P,). Without `f_normal_vec` the whole force follows the pressure; with it see
+        `solve`."""
         P = len(pad)
-        offsets = self._cell_offsets[:P] if P <= len(self._cell_offsets) else (np.arange(P) * self.slots)[:, None]
-        cell = q.cell.take(pad, axis=0) + offsets
-        share = np.bincount(cell.ravel(), w.ravel(), P * self.slots).reshape(P, self.slots)  # (P, slots)
-        # Pad k's slot block receives its pairs' shares times their forces: one (5·slots, P) product.
-        onehot = self._pad_onehot.take(pad, axis=0)                                        # (P, 5)
-        spread = (onehot[:, :, None] * share[:, None, :]).reshape(P, -1)                    # (P, 5·slots)
-        return spread.T @ (f_loc / total[:, None]), lam
+        if f_normal_vec is None:
+            w = self.pressure(data, pad, geom, f_normal)
+            return self._to_pixels(pad, w[:, :, None] * f_loc[:, None, :]), np.ones(P)
+        t = self.solve(data, pad, geom, f_loc, f_normal, f_normal_vec, mu)
+        return self.traction_field(t), t.stuck
+
+    def traction_field(self, t: "Traction") -> np.ndarray:
+        """(5, 48·32, 3) the image-grid field of a solution: pressure along each point's own
+        surface normal, friction in its tangent plane, and the small remainder the curvature
+        leaves (a few % of F) spread with the pressure, so each pair's field sums to its force
+        exactly."""
+        n_loc = t.grid.normal.take(t.pad, axis=0)                              # (P, M, 3) outward
+        t_loc = t.t_hat[:, None, :] - _vecdot(n_loc, t.t_hat[:, None, :])[:, :, None] * n_loc
+        t_loc /= np.maximum(np.sqrt(_vecdot(t_loc, t_loc)), 1e-300)[:, :, None]
+        per_pair = t.Q[:, :, None] * t_loc - t.Pn[:, :, None] * n_loc
+        per_pair += t.w[:, :, None] * (t.force - per_pair.sum(axis=1))[:, None, :]
+        return self._to_pixels(t.pad, per_pair, t.grid)
+
+    def _to_pixels(self, pad: np.ndarray, per_point: np.ndarray, grid: "_Grid | None" = None) -> np.ndarray:
+        """(5, 48·32, 3) per-pair point forces (P, M, 3) binned into their pads' pixels."""
+        grid = self.fine if grid is None else grid
+        npx = IMAGE_SHAPE[0] * IMAGE_SHAPE[1]
+        cell = grid.quad.cell.take(pad, axis=0) + (pad * npx)[:, None]          # (P, M) stacked pixel
+        index = cell[:, :, None] * 3 + _AXES
+        return np.bincount(index.ravel(), per_point.ravel(), 15 * npx).reshape(5, npx, 3)
+
+    def _per_pad(self, pad: np.ndarray, per_pair: np.ndarray) -> np.ndarray:
+        """(5, ...) per-pair arrays (P, ...) summed per pad."""
+        P = len(pad)
+        if len(np.unique(pad)) == P:
+            out = np.zeros((5,) + per_pair.shape[1:])
+            out[pad] = per_pair
+            return out
+        onehot = self._pad_onehot.take(pad, axis=0)                                # (P, 5)
+        return (onehot.T @ per_pair.reshape(P, -1)).reshape((5,) + per_pair.shape[1:])
+
+    def taxel_readings(self, t: "Traction") -> np.ndarray:
+        """(5 · slots, 3) what each taxel reads [N, distal frame], force ON the taxel: the
+        normal load Σ G·P and the friction Σ G·Q carried through the elastomer to its sensitive
+        area, the normal along the taxel's own normal and the friction along the pair's slip
+        direction in the taxel's tangent plane — so |shear| ≤ μ·|normal| holds on every taxel
+        — plus each pad's remainder against its solver force (the curvature's few %) spread with
+        the normal load: each pad's taxels sum to its force exactly."""
+        G = t.grid.G
+        if len(np.unique(t.pad)) == len(t.pad):
+            x = np.zeros((5, t.Pn.shape[1], 2))
+            x[t.pad, :, 0], x[t.pad, :, 1] = t.Pn, t.Q
+            sn_sq = np.matmul(G, x)                                                # (5, slots, 2)
+            sn, sq = sn_sq[..., 0], sn_sq[..., 1]
+            t_hat = np.zeros((5, 3))
+            t_hat[t.pad] = t.t_hat
+            t_slot = t_hat[:, None, :] - _vecdot(self._slot_normals, t_hat[:, None, :])[..., None] * self._slot_normals
+            t_slot /= np.maximum(np.sqrt(_vecdot(t_slot, t_slot)), 1e-300)[..., None]
+            r = sq[..., None] * t_slot - sn[..., None] * self._slot_normals
+        else:                               # several objects on one pad: per pair, then summed
+            r = np.zeros((5, self.slots, 3))
+            for p in range(len(t.pad)):
+                k = int(t.pad[p])
+                sn, sq = G[k] @ t.Pn[p], G[k] @ t.Q[p]
+                ts = t.t_hat[p] - (self._slot_normals[k] @ t.t_hat[p])[:, None] * self._slot_normals[k]
+                ts /= np.maximum(np.linalg.norm(ts, axis=1), 1e-300)[:, None]
+                r[k] += sq[:, None] * ts - sn[:, None] * self._slot_normals[k]
+            sn = np.matmul(G, self._per_pad(t.pad, t.Pn)[:, :, None])[..., 0]
+        force = self._per_pad(t.pad, t.force)                                      # (5, 3)
+        total = sn.sum(axis=1)
+        share = np.divide(sn, total[:, None], out=np.zeros_like(sn), where=total[:, None] > 0)
+        r += share[..., None] * (force - r.sum(axis=1))[:, None, :]
+        return r.reshape(-1, 3)
+
+    def taxel_slots(self, field: np.ndarray) -> np.ndarray:
+        """(5 · slots, 3) force ON each pad's taxel slots [N] (distal frame): the field carried
+        through the elastomer to each taxel's sensitive area (`sensing.py`)."""
+        return np.matmul(self.influence, field).reshape(-1, 3)
+
+    def taxel_slot_forces(self, data, pad, geom, f_loc, f_normal) -> tuple[np.ndarray, np.ndarray]:
+        """(5 · slots, 3) force ON each pad's taxel slots [N] in the distal frame (the whole force
+        following the pressure), and each pair's stuck fraction (P,)."""
+        f, frac = self.field(data, pad, geom, f_loc, f_normal)
+        return self.taxel_slots(f), frac
 
     def images(self, data, pad, geom, f_pad, f_normal, level: np.ndarray | None = None) -> np.ndarray:
-        """(5, 3, 48, 32) pad-frame force images [N/pixel]: the field on the full 0.5 mm grid,
-        at the level λ of the taxels' solve when given (saves a sort of every pixel), each
-        pair's pixels normalised to its force."""
-        q = self.pixel_quad
-        npx = IMAGE_SHAPE[0] * IMAGE_SHAPE[1]
-        if self.backend == "numba":
-            out, _ = self._kernel(data, q, npx, pad, geom, f_pad, f_normal, level)
-            return out.reshape((5,) + IMAGE_SHAPE + (3,)).transpose(0, 3, 1, 2)
-        w, total, _ = self.weights(data, q, pad, geom, f_normal, level)
-        w /= total[:, None]
-        cell = q.cell.take(pad, axis=0) + (pad * npx)[:, None]                  # (P, M) stacked pixel
-        index = cell[None, :, :] + (np.arange(3) * 5 * npx)[:, None, None]       # (3, P, M)
-        values = f_pad.T[:, :, None] * w[None, :, :]
-        img = np.bincount(index.ravel(), values.ravel(), 15 * npx)
-        return img.reshape((3, 5) + IMAGE_SHAPE).transpose(1, 0, 2, 3)
+        """(5, 3, 48, 32) pad-frame force images [N/pixel]: the field on the full 0.5 mm grid
+        (`f_pad`: the pairs' forces in the pad frame; `level` is ignored: the field solves its own)."""
+        f, _ = self.field(data, pad, geom, f_pad, f_normal)
+        return self.images_of(f, np.eye(3))
+
+    @staticmethod
+    def images_of(field: np.ndarray, pad_rotation: np.ndarray) -> np.ndarray:
+        """(5, 3, 48, 32) images [N/pixel] of a `field` (5, 48·32, 3), axes turned by
+        `pad_rotation` (columns: pad axes in the field's frame)."""
+        return (field @ pad_rotation).transpose(0, 2, 1).reshape((5, 3) + IMAGE_SHAPE)
+
+
+_AXES = np.arange(3)
+
+
+class Traction(NamedTuple):
+    """One frame's contact solution per pair (P pairs, px = 48·32 image pixels of its pad)."""
+
+    pad: np.ndarray     # (P,) pad index
+    w: np.ndarray       # (P, px) normalised pressure weights
+    Pn: np.ndarray      # (P, px) normal force per pixel [N]
+    Q: np.ndarray       # (P, px) friction force per pixel [N], ≤ μ·Pn
+    t_hat: np.ndarray   # (P, 3) friction direction (distal frame)
+    force: np.ndarray   # (P, 3) the pair's solver force ON the pad (distal frame) [N]
+    stuck: np.ndarray   # (P,) stuck fraction of the footprint's area
+    grid: "_Grid"       # the points it was solved on
+
+
+class _Grid(NamedTuple):
+    """A quadrature whose cells are image pixels, with its per-point tables."""
+
+    quad: _Quadrature        # points, areas (5, M), cell = pixel index
+    inv_area: np.ndarray     # (5, M) 1/area, 0 at padding
+    normal: np.ndarray       # (5, M, 3) outward surface normal (distal frame), 0 at padding
+    G: np.ndarray            # (5, slots, M) taxel influence of a load at each point (sensing.py)
+    by_point: _Quadrature    # the same with cell = point index (the compiled kernel's output rows)
 
 
 __all__ = ["DistributedContact", "signed_distance", "STIFFNESS", "LAYER_THICKNESS", "CONFINED_MODULUS",

@@ -19,7 +19,8 @@ Hand motion: with `hand_poses=True` — and always when the run is recorded (`re
 them on Isaac Teleop's hand channels (`<hands_name>/left_hand`, `<hands_name>/right_hand`,
 `core.HandPoseRecord`) with the tactile record's exact `DeviceDataTimestamp` and log time, so
 Isaac Teleop's `HandsSource` replays the simulated hand next to the forces. With `images=True`
-the pad force images are in `Frame.extras[EXTRA_FORCE_IMAGES]`.
+the pad force images are in `Frame.extras[EXTRA_FORCE_IMAGES]`. Every frame of the distributed
+contact model carries the pads' slip velocity and stuck fraction in `Frame.extras[EXTRA_PAD_SLIP]`.
 """
 from __future__ import annotations
 
@@ -38,6 +39,12 @@ from .hand_pose import SIM_BASE_SPACE, SimHandPoses
 from .hand_sim import HandSimulation
 from .layout_metadata import sim_metadata
 from .scenarios import FRAME_S, Scenario, ScenarioResult
+
+#: `Frame.extras` key (distributed contact model): (5, 4) per pad, thumb → pinky, the pad's slip
+#: velocity [m/s] in its pad frame (x, y, z: the object's tangential velocity relative to the pad
+#: while the footprint slides as a whole, 0 while any of it sticks) and the stuck fraction of its
+#: footprint's area [1] (1 without contact). Overwritten in place every frame: copy to keep.
+EXTRA_PAD_SLIP = "pad_slip"
 
 FrameCallback = Callable[[HandSimulation, TactileReading], None]
 #: `log_clock` values: log recordings at the simulated clock (default) or at the wall clock.
@@ -90,6 +97,7 @@ class SimProducer(Producer):
         self._steps = scenario_frames(scenario, self.sim, images=images, max_frames=self.num_frames)
         self._start_ns = start_ns
         self._frame = Frame(np.zeros((self.metadata.num_taxels, 3), np.float32), 0, extras={})
+        self._slip = np.zeros((5, 4))
         self._hand_poses: SimHandPoses | None = None
         if hand_poses:
             self.enable_hand_poses()
@@ -117,6 +125,10 @@ class SimProducer(Producer):
             frame.extras[EXTRA_HAND_JOINT_POSES] = self._hand_poses.poses()
         if self._images:
             frame.extras[EXTRA_FORCE_IMAGES] = reading.images
+        if reading.pad_slip_velocity is not None:
+            slip = self._slip
+            slip[:, :3], slip[:, 3] = reading.pad_slip_velocity, reading.pad_stuck_fraction
+            frame.extras[EXTRA_PAD_SLIP] = slip
         return frame
 
     def recording_outputs(self, recorder) -> list[FrameSink]:

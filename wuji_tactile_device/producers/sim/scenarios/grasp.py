@@ -186,7 +186,7 @@ class ReleaseScenario(GraspScenario):
         super().observe(sim, reading, t)
         if not hasattr(self, "exact_zero"):
             self.exact_zero = []
-        self.exact_zero.append(bool(not reading.taxel_forces.any() and not reading.resultants.any()))
+        self.exact_zero.append(bool(not reading.true_taxel_forces.any() and not reading.resultants.any()))
 
     def checks(self) -> list[Check]:
         out = super().checks()

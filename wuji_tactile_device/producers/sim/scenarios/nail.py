@@ -68,7 +68,7 @@ class NailContactScenario(Scenario):
         self.index_solver.append(float(np.linalg.norm(
             sim.object_support_force(ids([self.plates[0]]), ids([self.distal_geoms[0]])))))
         self.middle_solver.append(sim.object_support_force(ids([self.plates[1]]), ids([self.distal_geoms[1]])))
-        self.index_out.append(float(np.abs(reading.taxel_forces[40:74]).max() + np.abs(reading.resultants[1]).max()))
+        self.index_out.append(float(np.abs(reading.true_taxel_forces[40:74]).max() + np.abs(reading.resultants[1]).max()))
         self.middle_out.append(reading.pad_forces_world[2].copy())
         self.rejected.append(reading.num_rejected)
 

@@ -139,7 +139,7 @@ class PressScenario(Scenario):
         self.height_spread.append(1e3 * float(np.ptp(centres[:, 2])))
         self.opposition.append(float(np.degrees(np.arccos(np.clip(normals[1:] @ normals[0], -1, 1))).min()))
         if t >= self.ZERO_FROM:
-            self.zero_after_release.append(bool(np.all(reading.taxel_forces == 0) and np.all(reading.resultants == 0)))
+            self.zero_after_release.append(bool(np.all(reading.true_taxel_forces == 0) and np.all(reading.resultants == 0)))
 
     def checks(self) -> list[Check]:
         t, mag, target = np.array(self.t), np.array(self.mag).reshape(-1, 5), np.array(self.target)

@@ -1,0 +1,91 @@
+"""Taxel statistics of the sensing model against its own continuous sensing-plane field (shared
+by tests/test_sim_sensing.py and the footprint tables in docs/sim.md)."""
+from __future__ import annotations
+
+import numpy as np
+
+from contact_model_helpers import INDEX, object_on_index_pad
+from wuji_tactile_device.producers.sim import sensing
+from wuji_tactile_device.producers.sim.taxels import pad_taxels
+
+
+def index_taxels(sim, geom, force):
+    """(34,) normal load [N] on each index taxel and the pad's pixel field (1536,) [N] for a
+    pure normal load `force` [N] (the producer's path: field → influence)."""
+    dm = sim.contacts.distributed
+    f = np.array([[0.0, -force, 0.0]])
+    field, _ = dm.field(sim.data, np.array([INDEX]), np.array([geom]), f, np.array([force]))
+    taxels = dm.taxel_slots(field).reshape(5, -1, 3)[INDEX, :34]
+    return -taxels[:, 1], -field[INDEX, :, 1]
+
+
+def published_taxels(sim, geom, force, *, fine=False):
+    """(34,) normal load [N] each index taxel publishes (own normal axis) for a pure normal load
+    `force` [N]: the producer's path (`solve` → `taxel_readings`) on the 1 mm grid it uses
+    without images (`fine`: the 0.5 mm image grid it uses with them)."""
+    dm = sim.contacts.distributed
+    f = np.array([[0.0, -force, 0.0]])
+    t = dm.solve(sim.data, np.array([INDEX]), np.array([geom]), f, np.array([force]), f, np.array([1.0]), fine=fine)
+    r = dm.taxel_readings(t).reshape(5, -1, 3)[INDEX, :34]
+    return -(r * dm._slot_normals[INDEX, :34]).sum(axis=1)
+
+
+def continuous_field(pixel_load, step=2):
+    """The sensing-plane traction of a pixel load (1536,) [N]: (points (Y, 3) [m], force per
+    point (Y,) [N], area (Y,) [m²]) on the image grid subdivided `step`×."""
+    pad = pad_taxels("right")[INDEX]
+    x, _, flat = sensing._grid_areas(pad, 1)
+    y, a_y, _ = sensing._grid_areas(pad, step)
+    load = pixel_load[flat]
+    keep = load > 0
+    x, load = x[keep], load[keep]
+    r2 = ((y[:, None, :] - x[None, :, :]) ** 2).sum(axis=2)
+    k = sensing.layer_kernel(r2) * a_y[:, None]
+    k /= k.sum(axis=0, keepdims=True)
+    return y, k @ load, a_y
+
+
+def second_moment(points, w):
+    """Σ w·|p − c|² / Σ w [m²] about the w-centroid."""
+    c = (w @ points) / w.sum()
+    return float(w @ ((points - c) ** 2).sum(axis=1) / w.sum())
+
+
+def statistics(kind, radius, loads, *, published=True):
+    """Per load: (taxels above 5 % of the peak taxel, taxel second moment [mm²], continuous
+    sensing-plane area above 5 % of its peak pressure [mm²], continuous second moment [mm²]);
+    the taxels as published (`published_taxels`) or the fine field's (`index_taxels`)."""
+    sim, g = object_on_index_pad(kind, radius=radius)
+    pos = pad_taxels("right")[INDEX].positions
+    rows = []
+    for F in loads:
+        t, pix = index_taxels(sim, g, F)
+        if published:
+            t = published_taxels(sim, g, F)
+        y, fy, ay = continuous_field(pix)
+        p = fy / ay
+        rows.append((int(np.sum(t > 0.05 * t.max())), 1e6 * second_moment(pos, np.maximum(t, 0)),
+                     1e6 * float(ay[p > 0.05 * p.max()].sum()), 1e6 * second_moment(y, fy)))
+    return np.array(rows)
+
+
+def slope(loads, values):
+    return float(np.polyfit(np.log(loads), np.log(values), 1)[0])
+
+
+def fine_taxels(sim, geom, force, load_step=4, sensing_step=1):
+    """(34,) normal taxel loads [N] with the load field solved on the image grid subdivided
+    `load_step`× and the sensing plane `sensing_step`× (convergence reference)."""
+    from wuji_tactile_device.producers.sim.contact_model import signed_distance
+    pad = pad_taxels("right")[INDEX]
+    x, a_x, _ = sensing._grid_areas(pad, load_step)
+    dm = sim.contacts.distributed
+    T = dm._transforms(sim.data, np.array([INDEX]), np.array([geom]))[0]
+    local = T[:, :3] @ x.T + T[:, 3:4]
+    gt = int(sim.model.geom_type[geom])
+    sdf = signed_distance(gt, sim.model.geom_size[geom][None], local[None])[0]
+    lam = dm._level(sdf[None], a_x[None], np.array([force / dm.stiffness]))[0]
+    w = a_x * np.maximum(lam - sdf, 0.0)
+    keep = w > 0
+    G = sensing.influence(pad, x[keep], sensing_step=sensing_step)
+    return G @ (force * w[keep] / w.sum())
