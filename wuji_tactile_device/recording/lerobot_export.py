@@ -182,8 +182,7 @@ class _FeatureStats:
         self.dtype = dtype
         self.count = 0  # rows of the reshaped (-1, d) array
         self.frames = 0
-        self.min = self.max = None
-        self.sum = self.sumsq = None
+        self.min = self.max = self.mean = self.m2 = None
         self.hist = None
         self.edges = None
 
@@ -195,13 +194,17 @@ class _FeatureStats:
         flat = self._flat(values)
         wide = flat.astype(np.float64)
         mn, mx = flat.min(axis=0), flat.max(axis=0)
+        n, mean = flat.shape[0], wide.mean(axis=0)
+        m2 = ((wide - mean) ** 2).sum(axis=0)
         if self.min is None:
-            self.min, self.max, self.sum, self.sumsq = mn, mx, wide.sum(axis=0), (wide ** 2).sum(axis=0)
-        else:
+            self.min, self.max, self.mean, self.m2 = mn, mx, mean, m2
+        else:  # Chan et al.'s pairwise update: float64, no E[x²] − E[x]² cancellation
             self.min, self.max = np.minimum(self.min, mn), np.maximum(self.max, mx)
-            self.sum += wide.sum(axis=0)
-            self.sumsq += (wide ** 2).sum(axis=0)
-        self.count += flat.shape[0]
+            total = self.count + n
+            delta = mean - self.mean
+            self.mean = self.mean + delta * (n / total)
+            self.m2 = self.m2 + m2 + delta ** 2 * (self.count * n / total)
+        self.count += n
         self.frames += values.shape[0]
 
     def second_pass(self, values: np.ndarray) -> None:
@@ -216,9 +219,8 @@ class _FeatureStats:
             self.hist[i] += np.histogram(flat[:, i], bins=edges)[0]
 
     def result(self) -> dict[str, np.ndarray]:
-        mean = self.sum / self.count
-        out = {"min": self.min, "max": self.max, "mean": mean,
-               "std": np.sqrt(np.maximum(0.0, self.sumsq / self.count - mean ** 2)),
+        mean = self.mean
+        out = {"min": self.min, "max": self.max, "mean": mean, "std": np.sqrt(self.m2 / self.count),
                "count": np.array([self.frames], dtype=np.int64)}
         for q in _QUANTILES:
             key = f"q{int(q * 100):02d}"
@@ -639,7 +641,7 @@ def _column_numpy(col, feature: dict) -> np.ndarray:
     shape = feature["shape"]
     if shape == [1]:
         return col.to_numpy(zero_copy_only=False)
-    values = col
+    values = getattr(col, "storage", col)  # with `datasets` imported, pyarrow reads Array2D as its extension type
     for _ in shape:
         values = values.flatten()
     return values.to_numpy(zero_copy_only=False).reshape(-1, *shape)
