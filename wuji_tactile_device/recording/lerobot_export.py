@@ -330,7 +330,6 @@ class _Writer:
         self.hf_schema = None
         self.data_writer = None
         self.file_index = 0
-        self.file_rows = 0
         self.total = 0
         self.episodes: list[dict] = []
         self.episode_stats: list[dict] = []
@@ -439,35 +438,26 @@ class _Writer:
         file_md = meta.get("wuji_tactile_device", {})
         text = task or file_md.get("scenario") or path.stem
         task_index = self.tasks.setdefault(text, len(self.tasks))
+        if self.data_writer is not None and \
+                os.path.getsize(self.root / self._data_path(self.file_index)) >= DATA_FILES_SIZE_IN_MB * 2 ** 20:
+            self.data_writer.close()  # as LeRobot: a new data file once one reaches the size limit
+            self.data_writer, self.file_index = None, self.file_index + 1
         if self.data_writer is None:
             target = self.root / self._data_path(self.file_index)
             target.parent.mkdir(parents=True, exist_ok=True)
             self.data_writer = self.pq.ParquetWriter(target, self.hf_schema, compression="snappy")
         stats = {k: _FeatureStats(f["dtype"]) for k, f in self.features.items()}
-        aligners = [_Aligner(s, t0, fps, length) for s in streams]
         pads = {cid: pad_layout(md) for cid, md in self.layouts.items()}
-        start_row = self.file_rows
-        for a in range(0, length, CHUNK_ROWS):
-            b = min(length, a + CHUNK_ROWS)
-            cols = self._rows(aligners, pads, a, b, ep, task_index)
-            for k, v in cols.items():
-                stats[k].first_pass(v)
-            self.data_writer.write_table(self._table(cols))
-        self.file_rows += length
-        # second pass (quantile histograms on the episode's own min/max), from the stored rows
-        self.data_writer.close()
-        self.data_writer = None
-        pf = self.pq.ParquetFile(self.root / self._data_path(self.file_index))
-        done = 0
-        for batch in pf.iter_batches(batch_size=CHUNK_ROWS):
-            n = batch.num_rows
-            lo, hi = max(start_row - done, 0), min(start_row + length - done, n)
-            done += n
-            if hi <= lo:
-                continue
-            for k, f in self.features.items():
-                stats[k].second_pass(_column_numpy(batch.column(k), f)[lo:hi])
-        self._reopen_for_append(pf)
+        # pass 1 writes the rows and takes min/max/mean/std; pass 2 rebuilds the same rows from the
+        # staged streams for the quantile histograms (their bins need the episode's min and max)
+        for second in (False, True):
+            aligners = [_Aligner(s, t0, fps, length) for s in streams]
+            for a in range(0, length, CHUNK_ROWS):
+                cols = self._rows(aligners, pads, a, min(length, a + CHUNK_ROWS), ep, task_index)
+                for k, v in cols.items():
+                    (stats[k].second_pass if second else stats[k].first_pass)(v)
+                if not second:
+                    self.data_writer.write_table(self._table(cols))
         ep_stats = {k: s.result() for k, s in stats.items()}
         self.episode_stats.append(ep_stats)
         self.episodes.append({"episode_index": ep, "tasks": [text], "length": length,
@@ -487,22 +477,6 @@ class _Writer:
             "file_metadata": meta.get("wuji_tactile_device", {}),
             "streams": {f"{s.kind}:{s.name}": a.report() for s, a in zip(streams, aligners)},
         })
-
-    def _reopen_for_append(self, pf) -> None:
-        """Parquet files cannot be appended to: the next episode of the same file is written to a
-        new writer that first copies this file's row groups (only while below the size limit)."""
-        path = self.root / self._data_path(self.file_index)
-        if os.path.getsize(path) >= DATA_FILES_SIZE_IN_MB * 2 ** 20:
-            self.file_index, self.file_rows = self.file_index + 1, 0
-            return
-        tmp = path.with_suffix(".parquet.tmp")
-        os.replace(path, tmp)
-        src = self.pq.ParquetFile(tmp)
-        self.data_writer = self.pq.ParquetWriter(path, self.hf_schema, compression="snappy")
-        for g in range(src.num_row_groups):
-            self.data_writer.write_table(src.read_row_group(g))
-        src.close()
-        os.unlink(tmp)
 
     def _rows(self, aligners, pads, a: int, b: int, ep: int, task_index: int) -> dict[str, np.ndarray]:
         n = b - a
@@ -634,17 +608,6 @@ def pad_resultants_f32(layout, forces: np.ndarray) -> np.ndarray:
     """(rows, 5, 3) float32 pad resultants [N, pad frame] of (rows, N, 3) taxel forces."""
     flat = forces.reshape(forces.shape[0], -1).astype(np.float64)
     return (flat @ layout.resultant_matrix.T).reshape(-1, NUM_PADS, 3).astype(np.float32)
-
-
-def _column_numpy(col, feature: dict) -> np.ndarray:
-    """A parquet column back to (rows, *shape) numpy."""
-    shape = feature["shape"]
-    if shape == [1]:
-        return col.to_numpy(zero_copy_only=False)
-    values = getattr(col, "storage", col)  # with `datasets` imported, pyarrow reads Array2D as its extension type
-    for _ in shape:
-        values = values.flatten()
-    return values.to_numpy(zero_copy_only=False).reshape(-1, *shape)
 
 
 def _grid_index(t: np.ndarray, t0: int, fps: int) -> np.ndarray:
