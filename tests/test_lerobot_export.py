@@ -339,3 +339,25 @@ def test_a_failure_midway_leaves_nothing(two_files, monkeypatch):
     with pytest.raises(RecordingError, match="injected"):
         export_lerobot([a, b], d / "half")
     assert calls == [0, 1] and sorted(os.listdir(d)) == before
+
+
+def test_memory_does_not_grow_with_the_recording(tmp_path):
+    """Peak RSS of the export alone (a fresh process each) for a 10 s and a 60 s two-hand recording:
+    six times the frames, about the same memory (the 30-minute figure is in docs/lerobot.md)."""
+    import subprocess
+    import sys
+
+    from lerobot_helpers import long_recording
+
+    code = ("import resource, sys; from wuji_tactile_device.recording.lerobot_export import export_lerobot; "
+            "export_lerobot([sys.argv[1]], sys.argv[2]); print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+    peaks = []
+    for seconds in (10, 60):
+        d = tmp_path / f"s{seconds}"
+        d.mkdir()
+        long_recording(d / "r.mcap", seconds / 60)
+        out = subprocess.run([sys.executable, "-c", code, str(d / "r.mcap"), str(d / "ds")], capture_output=True,
+                             text=True, check=True, timeout=600, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+        peaks.append(int(out.stdout.split()[-1]) / 1024)  # [MiB]
+        assert json.loads((d / "ds" / "meta" / "info.json").read_text())["total_frames"] == seconds * 100
+    assert peaks[1] - peaks[0] < 25, f"peak RSS {peaks[0]:.0f} MiB → {peaks[1]:.0f} MiB for 6× the frames"

@@ -41,6 +41,11 @@ def test_lerobot_loads_two_episodes_with_the_recordings_values(tmp_path, capsys)
     env.pop("PYTHONPATH", None)  # LeRobot's environment only; it never imports this package
     subprocess.run([LEROBOT_PYTHON, "-W", "ignore", str(Path(__file__).with_name("lerobot_load_check.py")), str(ds),
                     str(dump)], check=True, env=env, timeout=900)
+    example = Path(__file__).resolve().parents[1] / "examples" / "lerobot" / "iterate_dataset.py"
+    shown = subprocess.run([LEROBOT_PYTHON, "-W", "ignore", str(example), str(ds)], check=True, env=env, timeout=900,
+                           capture_output=True, text=True).stdout
+    assert "2 episodes, 200 frames at 100 Hz" in shown
+    assert "observation.tactile.right.forces" in shown and "(8, 176, 3)" in shown
     got = np.load(dump)
     summary = json.loads(str(got["_summary"]))
     assert summary["lerobot_version"].startswith("0.4.")

@@ -44,7 +44,7 @@ from .hand_channels import HAND_SIDES
 CODEBASE_VERSION = "v3.0"
 DEFAULT_FPS = 100
 #: Grid rows assembled (and written as one parquet row group) at a time.
-CHUNK_ROWS = 1000
+CHUNK_ROWS = 256
 #: Raw staged samples read at a time.
 _READ_BLOCK = 1024
 DATA_FILES_SIZE_IN_MB = 100
