@@ -361,3 +361,24 @@ def test_memory_does_not_grow_with_the_recording(tmp_path):
         peaks.append(int(out.stdout.split()[-1]) / 1024)  # [MiB]
         assert json.loads((d / "ds" / "meta" / "info.json").read_text())["total_frames"] == seconds * 100
     assert peaks[1] - peaks[0] < 25, f"peak RSS {peaks[0]:.0f} MiB → {peaks[1]:.0f} MiB for 6× the frames"
+
+
+def test_sample_time_going_back_is_refused_with_file_and_collection(tmp_path):
+    from wuji_tactile_device.recording import McapRecorder
+    from wuji_tactile_device.streams.inproc import InProcessBus
+    from wuji_tactile_device.streams.publisher import TactilePublisher
+
+    path = tmp_path / "back.mcap"
+    bus = InProcessBus()
+    with McapRecorder(path) as rec:
+        rec.add_collection(bus, "tactile/right")
+        pub = TactilePublisher("tactile/right", make_metadata(24), bus)
+        for t in (T0, T0 + 10 * MS, T0 + 5 * MS):  # the third frame was sensed before the second
+            pub.publish(forces_at(0, 24), sample_time_ns=t, available_time_ns=T0 + 20 * MS)
+            rec.poll()
+        pub.close()
+        rec.poll()
+    with pytest.raises(RecordingError, match=rf"{path}: collection 'tactile/right': sample time goes back from "
+                                             rf"{T0 + 10 * MS} ns to {T0 + 5 * MS} ns \(sample 2\)"):
+        export_lerobot([path], tmp_path / "ds", hands=False)
+    assert _leftovers(tmp_path) == []

@@ -85,7 +85,8 @@ class _Stream:
     kind: str  # "tactile" | "hand"
     name: str  # collection id or hand side
     dtype: np.dtype  # staged record: "t" (sample time ns) + values
-    path: Path
+    path: Path  # the staging file
+    source: Path = Path()  # the recording
     samples: int = 0
     first_ns: int | None = None
     last_ns: int | None = None
@@ -94,8 +95,9 @@ class _Stream:
 
     def add(self, t_ns: int, **values) -> None:
         if self.last_ns is not None and t_ns < self.last_ns:
-            raise RecordingError(f"{self.name}: sample time goes back from {self.last_ns} ns to {t_ns} ns; "
-                                 "frames cannot be put on one time grid")
+            what = f"collection {self.name!r}" if self.kind == "tactile" else f"the {self.name} hand channel"
+            raise RecordingError(f"{self.source}: {what}: sample time goes back from {self.last_ns} ns to {t_ns} ns "
+                                 f"(sample {self.samples}); its frames cannot be put on one time grid")
         rec = np.zeros((), self.dtype)
         rec["t"] = t_ns
         for k, v in values.items():
@@ -361,7 +363,7 @@ class _Writer:
             if s is None:
                 layouts[cid] = md
                 s = streams[("tactile", cid)] = _Stream("tactile", cid, _tactile_dtype(md.num_taxels),
-                                                        self.work / f"ep{tag}_{cid.replace('/', '_')}.bin")
+                                                        self.work / f"ep{tag}_{cid.replace('/', '_')}.bin", path)
             elif md is not layouts[cid] and md != layouts[cid]:
                 raise RecordingError(f"{path}: collection {cid!r} changes its layout during the recording; "
                                      "one episode holds one layout")
@@ -380,7 +382,7 @@ class _Writer:
                                          f"{topic!r}); which one to export is ambiguous")
                 s = streams.get(("hand", side))
                 if s is None:
-                    s = streams[("hand", side)] = _Stream("hand", side, _HAND_DTYPE, self.work / f"ep{tag}_hand_{side}.bin")
+                    s = streams[("hand", side)] = _Stream("hand", side, _HAND_DTYPE, self.work / f"ep{tag}_hand_{side}.bin", path)
                 tracked = sample.poses is not None
                 s.add(int(sample.timestamp[1]), tracked=tracked,
                       **({"poses": sample.poses, "joint_valid": sample.valid} if tracked else {}))
@@ -458,6 +460,8 @@ class _Writer:
                     (stats[k].second_pass if second else stats[k].first_pass)(v)
                 if not second:
                     self.data_writer.write_table(self._table(cols))
+        for s in streams:  # this episode's staging is no longer needed
+            s.path.unlink()
         ep_stats = {k: s.result() for k, s in stats.items()}
         self.episode_stats.append(ep_stats)
         self.episodes.append({"episode_index": ep, "tasks": [text], "length": length,
