@@ -234,3 +234,30 @@ def test_a_script_that_never_closes_its_default_tactile_source_exits():
               "print('built', flush=True)\n")
     r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=30, env=ENV)
     assert r.returncode == 0 and "built" in r.stdout, r.stderr
+
+
+# -- the profile from the command line, and converting a compressed recording ----------------------------
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "wuji_tactile_device.cli", *args], capture_output=True, text=True,
+                          timeout=120, cwd=cwd, env=ENV)
+
+
+def test_sim_record_profile_isaac_and_recover_profile_isaac_give_files_isaac_teleop_reads_as_its_own(tmp_path):
+    from mcap.reader import make_reader
+
+    r = _cli("sim", "--scenario", "press", "--duration", "0.3", "--record", "isaac.mcap", "--profile", "isaac",
+             cwd=tmp_path)
+    assert "recorded isaac.mcap" in r.stdout + r.stderr, r.stderr
+    r = _cli("sim", "--scenario", "press", "--duration", "0.3", "--record", "zstd.mcap", cwd=tmp_path)
+    assert (tmp_path / "zstd.mcap").exists(), r.stderr
+    r = _cli("recover", "zstd.mcap", "converted.mcap", "--profile", "isaac", cwd=tmp_path)
+    assert r.returncode == 0 and "nothing lost" in r.stdout, r.stdout + r.stderr
+    for name in ("isaac.mcap", "converted.mcap"):
+        with open(tmp_path / name, "rb") as f:
+            reader = make_reader(f)
+            assert reader.get_header().profile == "teleop"
+            assert {c.compression for c in reader.get_summary().chunk_indexes} == {""}
+        assert "schema mismatch" not in _replay_output(tmp_path / name, 30)
+    r = _cli("sim", "--scenario", "press", "--duration", "0.3", "--record", "bad.mcap", "--profile", "isaac",
+             "--compression", "zstd", cwd=tmp_path)
+    assert r.returncode == 1 and "isaac profile is uncompressed" in r.stderr and "Traceback" not in r.stderr
