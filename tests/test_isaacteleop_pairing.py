@@ -138,12 +138,32 @@ def _replay_output(path: Path, steps: int) -> str:
 
 
 def test_replay_session_prints_no_schema_notice_on_an_isaac_profile_file(tmp_path):
-    isaac, default = tmp_path / "isaac.mcap", tmp_path / "default.mcap"
+    from mcap.writer import CompressionType, Writer
+
+    from wuji_tactile_device.contract.hand_pose import encode_hand_pose_record, hand_pose_bfbs
+
+    isaac, own = tmp_path / "isaac.mcap", tmp_path / "own_schema.mcap"
     record_simulation(isaac, make_scenario("press"), max_frames=5, profile="isaac")
-    record_simulation(default, make_scenario("press"), max_frames=5, compression="none", profile="default")
     assert "schema mismatch" not in _replay_output(isaac, 5)
-    # the same hand channels with this package's own compiled schema: Isaac Teleop notices
-    assert "schema mismatch" in _replay_output(default, 5)
+    # the same records with this package's own compiled schema (what files before the isaac profile
+    # carried): Isaac Teleop compares the bytes and notices
+    with open(own, "wb") as f:
+        w = Writer(f, compression=CompressionType.NONE)
+        w.start(profile="teleop", library="test")
+        sid = w.register_schema("core.HandPoseRecord", "flatbuffer", hand_pose_bfbs())
+        poses = np.tile(np.array([0, 0, 0, 0, 0, 0, 1.0]), (26, 1))
+        for side in ("left", "right"):
+            ch = w.register_channel(f"hands/{side}_hand", "flatbuffer", sid)
+            for k in range(5):
+                w.add_message(ch, 10 + k, encode_hand_pose_record(poses, DeviceDataTimestamp(10 + k, 10 + k, k)), 10 + k)
+        w.finish()
+    assert "schema mismatch" in _replay_output(own, 5)
+
+
+def test_example_on_a_default_profile_file_says_its_hands_are_in_the_viewer_channels(tmp_path):
+    path = tmp_path / "default.mcap"
+    record_simulation(path, make_scenario("press"), max_frames=5, compression="none", profile="default")
+    _one_line_error(_example(str(path)), "viewer channels", "--profile isaac")
 
 
 def test_isaac_profile_header_chunks_and_schema_bytes(tmp_path):

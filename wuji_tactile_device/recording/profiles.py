@@ -116,9 +116,18 @@ def check_isaac_replayable(path, base_name: str | None = None) -> None:
         raise RecordingError(f"{path} is cut off (no summary at its end), which Isaac Teleop's ReplaySession cannot "
                              f"index; {convert}")
     if base_name is not None:
-        topics = {ch.topic for ch in sc.channels.values()
-                  if sc.schemas.get(ch.schema_id) is not None and sc.schemas[ch.schema_id].name == HAND_POSE_RECORD_SCHEMA_NAME}
+        from .hand_channels import VIEWER_HAND_SCHEMA_NAME
+
+        def topics_of(schema_name: str) -> set[str]:
+            return {ch.topic for ch in sc.channels.values()
+                    if sc.schemas.get(ch.schema_id) is not None and sc.schemas[ch.schema_id].name == schema_name}
+
+        topics = topics_of(HAND_POSE_RECORD_SCHEMA_NAME)
         wanted = {f"{base_name}/left_hand", f"{base_name}/right_hand"}
+        if topics_of(VIEWER_HAND_SCHEMA_NAME) & wanted and not topics & wanted:
+            raise RecordingError(f"{path} carries its hand poses in the default profile's viewer channels "
+                                 f"({VIEWER_HAND_SCHEMA_NAME}), which Isaac Teleop's ReplaySession does not read; "
+                                 f"record with --profile isaac or {convert}")
         if not topics & wanted:
             found = ", ".join(sorted(topics)) or "none"
             raise RecordingError(f"{path} has no hand channel {base_name}/right_hand or {base_name}/left_hand (hand "

@@ -16,8 +16,9 @@ import mcap
 from mcap.writer import CompressionType, Writer
 
 from .. import __version__
-from ..contract.hand_pose import HAND_POSE_RECORD_SCHEMA_NAME
+from ..contract.hand_pose import HAND_POSE_RECORD_SCHEMA_NAME, encode_hand_pose_record
 from ..errors import CorruptChunkError, ReadLimitError, RecordingError
+from .hand_channels import HAND_JOINTS_KEY, decode_hand_message, is_hand_channel
 from .profiles import ISAAC_HEADER_PROFILE, check_profile, isaac_hand_schema
 from .scan import FileView, ReadBudget, Truncation, read_chunk, read_partial_chunk, scan
 
@@ -153,6 +154,7 @@ def _write(view, sc, out, report: RecoveryReport, schemas: dict, channels: dict,
         writer.add_metadata(md.name, md.metadata)
     schema_ids: dict[int, int] = {}
     channel_ids: dict[int, int] = {}
+    transcode: dict[int, str] = {}  # isaac: new hand channel id -> the source's hand schema name
     t0 = t1 = None
     budget = ReadBudget(sc.size, view.path)
     chunks = list(sc.chunks)
@@ -188,13 +190,27 @@ def _write(view, sc, out, report: RecoveryReport, schemas: dict, channels: dict,
                         if s is None:
                             report.missing_schemas[ch.topic] = report.missing_schemas.get(ch.topic, 0) + 1
                             continue
-                        data = (isaac_hand_schema().data if isaac and s.name == HAND_POSE_RECORD_SCHEMA_NAME
-                                and s.encoding == "flatbuffer" else s.data)
-                        schema_ids[ch.schema_id] = writer.register_schema(s.name, s.encoding, data)
+                        if isaac and is_hand_channel(s.name, ch.metadata):
+                            # Isaac Teleop's record with its exact schema bytes (the viewer twin is re-encoded)
+                            schema_ids[ch.schema_id] = writer.register_schema(
+                                HAND_POSE_RECORD_SCHEMA_NAME, "flatbuffer", isaac_hand_schema().data)
+                        else:
+                            schema_ids[ch.schema_id] = writer.register_schema(s.name, s.encoding, s.data)
                     new_schema = schema_ids[ch.schema_id]
+                hand = isaac and ch.schema_id and schemas.get(ch.schema_id) is not None and is_hand_channel(
+                    schemas[ch.schema_id].name, ch.metadata)
+                meta = {k: v for k, v in ch.metadata.items() if k != HAND_JOINTS_KEY} if hand else dict(ch.metadata)
                 new_ch = channel_ids[m.channel_id] = writer.register_channel(
-                    ch.topic, ch.message_encoding, new_schema, dict(ch.metadata))
-            writer.add_message(new_ch, m.log_time, m.data, m.publish_time, m.sequence)
+                    ch.topic, "flatbuffer" if hand else ch.message_encoding, new_schema, meta)
+                if hand:
+                    transcode[new_ch] = schemas[ch.schema_id].name
+            data = m.data
+            if new_ch in transcode and transcode[new_ch] != HAND_POSE_RECORD_SCHEMA_NAME:
+                sample = decode_hand_message(transcode[new_ch], data)
+                data = encode_hand_pose_record(sample.poses, sample.timestamp,
+                                               valid=True if sample.valid is None else sample.valid,
+                                               radius=0.0 if sample.radius is None else sample.radius)
+            writer.add_message(new_ch, m.log_time, data, m.publish_time, m.sequence)
             topic = channels[m.channel_id].topic
             report.messages_per_topic[topic] = report.messages_per_topic.get(topic, 0) + 1
             report.messages_kept += 1
