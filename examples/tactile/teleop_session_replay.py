@@ -31,7 +31,7 @@ from wuji_tactile_device.contract.pads import FINGERS
 from wuji_tactile_device.errors import TactileError
 from wuji_tactile_device.hands.wuji_hand2 import TAXELS_PER_FINGER
 from wuji_tactile_device.recording import McapReplay
-from wuji_tactile_device.recording.profiles import check_isaac_replayable
+from wuji_tactile_device.recording.hand_channels import check_isaac_replayable
 
 try:  # the optional extra: without it, one line naming the install, not a traceback
     import isaacteleop.deviceio as deviceio

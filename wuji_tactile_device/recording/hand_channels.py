@@ -251,3 +251,40 @@ def hand_record_times(path: str | os.PathLike, base_name: str = DEFAULT_HAND_BAS
                              f"HandsSource({base_name!r}) would find no hand data); record the hands with "
                              "their poses or name the file's hand channel prefix")
     return np.asarray(times[chosen], dtype=np.int64)
+
+
+def check_isaac_replayable(path, base_name: str | None = None) -> None:
+    """Raise `RecordingError` (one line naming the fix) unless Isaac Teleop's `ReplaySession` can
+    open `path`: an MCAP file, complete (summary present), with uncompressed chunks and, when
+    `base_name` is given, the hand channels `<base_name>/left_hand` / `<base_name>/right_hand`."""
+    from .scan import FileView, scan
+
+    convert = f"convert it: wuji-tactile recover {path} OUT.mcap --profile isaac"
+    view = FileView(path)
+    try:
+        sc = scan(view)
+    finally:
+        view.close()
+    compressed = sorted({c.compression for c in sc.chunks if c.compression})
+    if compressed:
+        raise RecordingError(f"{path} has {'/'.join(compressed)}-compressed chunks, which Isaac Teleop's ReplaySession "
+                             f"cannot read (it reads uncompressed chunks only); record with --profile isaac or {convert}")
+    if not sc.complete or sc.truncation is not None:
+        raise RecordingError(f"{path} is cut off (no summary at its end), which Isaac Teleop's ReplaySession cannot "
+                             f"index; {convert}")
+    if base_name is not None:
+        def topics_of(schema_name: str) -> set[str]:
+            return {ch.topic for ch in sc.channels.values()
+                    if sc.schemas.get(ch.schema_id) is not None and sc.schemas[ch.schema_id].name == schema_name}
+
+        topics = topics_of(HAND_POSE_RECORD_SCHEMA_NAME)
+        wanted = {f"{base_name}/left_hand", f"{base_name}/right_hand"}
+        if topics_of(VIEWER_HAND_SCHEMA_NAME) & wanted and not topics & wanted:
+            raise RecordingError(f"{path} carries its hand poses in the default profile's viewer channels "
+                                 f"({VIEWER_HAND_SCHEMA_NAME}), which Isaac Teleop's ReplaySession does not read; "
+                                 f"record with --profile isaac or {convert}")
+        if not topics & wanted:
+            found = ", ".join(sorted(topics)) or "none"
+            raise RecordingError(f"{path} has no hand channel {base_name}/right_hand or {base_name}/left_hand (hand "
+                                 f"channels found: {found}); record the hand poses with the tactile data, give the "
+                                 "hands file of Isaac Teleop's recording, or name its channel prefix")
