@@ -281,3 +281,24 @@ def test_sim_record_profile_isaac_and_recover_profile_isaac_give_files_isaac_tel
     r = _cli("sim", "--scenario", "press", "--duration", "0.3", "--record", "bad.mcap", "--profile", "isaac",
              "--compression", "zstd", cwd=tmp_path)
     assert r.returncode == 1 and "isaac profile is uncompressed" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("example", ["mcap_replay.py", "retargeting_graph.py"])
+def test_the_other_examples_name_the_problem_in_one_line(run, tmp_path, example):
+    tactile, hands, _, _ = run
+    junk = tmp_path / "junk.mcap"
+    junk.write_text("hello\n")
+
+    def go(path):
+        return subprocess.run([sys.executable, str(ROOT / "examples/tactile" / example), str(path)],
+                              capture_output=True, text=True, timeout=120, cwd=ROOT, env=ENV)
+
+    _one_line_error(go(junk), "is not an MCAP file")
+    _one_line_error(go(tmp_path / "missing.mcap"), "No such file")
+    _one_line_error(go(hands), "holds no tactile collections")
+    cut = tmp_path / "cut.mcap"
+    cut.write_bytes(tactile.read_bytes()[: tactile.stat().st_size // 2])
+    r = go(cut)  # a cut-off recording replays up to its last complete record, with one warning line
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    warned = [line for line in r.stderr.splitlines() if "warning:" in line]
+    assert len(warned) == 1 and "recover" in warned[0], r.stderr

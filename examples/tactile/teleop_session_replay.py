@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 import tempfile
 from pathlib import Path
 
@@ -45,6 +46,14 @@ try:  # the optional extra: without it, one line naming the install, not a trace
 except ImportError as exc:
     message = str(exc) if "pip install" in str(exc) else f"{exc}: pip install 'wuji-tactile-device[isaacteleop]'"
     sys.exit(f"teleop_session_replay.py: error: {message}")
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning (e.g. a truncated recording replayed up to its last complete record) as one line."""
+    print(f"teleop_session_replay.py: warning: {message}", file=sys.stderr)
+
+
+warnings.showwarning = _one_line_warning
 
 NUM_SEGMENTS, NUM_TAXELS = 5, sum(TAXELS_PER_FINGER)
 
