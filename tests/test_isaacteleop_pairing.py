@@ -17,8 +17,8 @@ import pytest
 
 pytest.importorskip("isaacteleop", reason="the optional extra isaacteleop is not installed")
 
-from isaac_hands_helpers import (hand_poses_at, hand_times, pairing_errors, run_session, simulate,  # noqa: E402
-                                 write_isaac_hands)
+from isaac_hands_helpers import (errors_at_hand_time, hand_poses_at, hand_times, pairing_errors,  # noqa: E402
+                                 run_session, simulate, write_isaac_hands)
 from wuji_tactile_device.contract.records import DeviceDataTimestamp  # noqa: E402
 from wuji_tactile_device.integrations.isaacteleop import RecordedHandClock, TimePairing  # noqa: E402
 from wuji_tactile_device.integrations.sim_recording import record_simulation  # noqa: E402
@@ -84,6 +84,9 @@ def test_isaac_style_90hz_hands_with_100hz_tactile_put_every_taxel_within_1mm(ru
     assert c.max_abs_dt_ns <= 5_000_000  # half the 10 ms tactile period
     assert c.skipped == FRAMES - len(t), "the tactile frames not paired are counted"
     assert err.max() < 1e-3, f"skinned taxels off by {err.max() * 1e3:.2f} mm"
+    # the skinning itself, at the hand sample's own time (the simulator interpolated between its frames)
+    at_hand = errors_at_hand_time(steps, truth, t)
+    assert len(at_hand) == len(t) and at_hand.max() < 1e-4, f"{at_hand.max():.3g} m"
     assert "hand data not found" not in captured.err + captured.out
     assert "schema mismatch" not in captured.err + captured.out
     print(f"\n90 Hz Isaac-style hands / 100 Hz tactile: max taxel error {err.max() * 1e3:.3f} mm; {c.text()}")
