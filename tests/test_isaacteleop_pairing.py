@@ -305,3 +305,13 @@ def test_the_other_examples_name_the_problem_in_one_line(run, tmp_path, example)
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
     warned = [line for line in r.stderr.splitlines() if "warning:" in line]
     assert len(warned) == 1 and "recover" in warned[0], r.stderr
+
+
+def test_example_says_so_when_hands_and_tactile_share_no_time(run, tmp_path):
+    tactile, _, truth, _ = run
+    t = hand_times(truth, 90)[:20] + 3_600 * 10**9  # an hour later: no tactile frame near any hand sample
+    hands = tmp_path / "later.mcap"
+    write_isaac_hands(hands, t, hand_poses_at(truth, "right", t - 3_600 * 10**9))
+    r = _example(str(tactile), "--hands-file", str(hands))
+    assert r.returncode == 1 and "20 hand steps, 0 paired" in r.stdout, r.stdout + r.stderr
+    assert "do not share a clock or a time span" in r.stderr and "Traceback" not in r.stderr

@@ -121,6 +121,12 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"t={t:6.2f} s  index pad centre (base) {np.round(tip, 4)} m  "
                           f"|F| per pad {np.round(np.linalg.norm(per_pad, axis=1), 3)} N  power {powers}")
             print(f"replayed {steps} hand steps; {tactile.pairing_report()}")
+            if tactile.pairing is not None and steps and tactile.pairing.paired == 0:
+                clock = tactile.hand_clock
+                print(f"teleop_session_replay.py: error: no tactile frame lies within half a tactile period of any "
+                      f"hand sample (hand sample times {clock.times[0]} .. {clock.times[-1]} ns): the two recordings "
+                      "do not share a clock or a time span", file=sys.stderr)
+                return 1
         except TactileError as exc:
             print(f"teleop_session_replay.py: error: {exc}", file=sys.stderr)
             return 1
