@@ -9,6 +9,8 @@
   `OptionalType`: absent (`is_none`) until the tracker has confirmed the collection's metadata
   (forces: until the first frame after that). The constructor counts fix the output shapes, as
   in Isaac Teleop's own source nodes; metadata with other counts raises `DataLayoutError`.
+  In replay, `hand_clock=RecordedHandClock(hands_file)` pairs each step's tactile frame with that
+  step's hand record by time (`TimePairing`: nearest within half a tactile period, counted).
 - `TaxelSkinning`: `tactile_layout` + one hand's joint poses in the hand tracker's base space
   (Isaac Teleop's `HandInput`) [+ `taxel_forces`] → taxel positions in the wrist frame and in
   base space [m] and, for rigidly attached taxels, taxel forces rotated into base space [N]. The
@@ -322,10 +324,16 @@ class TactileSource(BaseRetargeter):
 
     - `"live"` (default for transports): each run takes the newest frame; when no new frame has
       arrived for `stale_after_s`, forces turn absent instead of repeating the last touch.
-    - `"replay"` (default for an `McapReplay` source): each run takes the NEXT recorded frame, one
-      per step, as Isaac Teleop's `ReplaySession` advances its trackers one record per
-      `update()`; a recording with one hand record per tactile frame stays in lockstep. After the
-      last frame, forces are absent and `finished` is True.
+    - `"replay"` (default for an `McapReplay` source) with `hand_clock=RecordedHandClock(...)`:
+      each run is one hand record of the file Isaac Teleop's `ReplaySession` replays (one per
+      `update()`), and emits the recorded frame nearest in time to that record's sample time,
+      within half a tactile period (`pairing_tolerance_s` to fix it) — any rates, separate files
+      (`TimePairing`; counters in `pairing`, one line in `pairing_report()`); `finished` once
+      every hand record was stepped. Without a hand clock each run takes the NEXT recorded frame
+      (one per step, by count); after the last frame, forces are absent and `finished` is True.
+
+    `close()` (or `with TactileSource(...) as source:`) releases a Zenoh session the node opened;
+    a script that never closes it still exits (released at interpreter exit).
 
     Outputs (Optional; absent until the metadata is confirmed / the first frame arrived):
         - `taxel_forces`: `TaxelForces(num_taxels)` [N, taxel axes];
