@@ -27,7 +27,7 @@ ALLOWED = {
     "integrations": {"errors", "contract", "streams", "recording", "hands", "producers", ""},
     "plot": {"errors", "contract", "streams", "recording", "hands", ""},
     "demo": {"errors", "contract", ""},
-    "benchmarks": {"errors", "contract", "streams", "recording", "hands", "producers", ""},
+    "benchmarks": {"errors", "contract", "streams", "recording", "hands", "producers", "integrations", ""},
     "cli": {"errors", "contract", "streams", "recording", "hands", "producers", "integrations", "plot",
             "benchmarks", ""},
     "": {"errors", "contract", "streams", "recording"},  # the package root (lazy re-exports)

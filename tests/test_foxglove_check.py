@@ -83,11 +83,10 @@ def test_a_hardware_recording_decodes_including_the_device_resultants_json_topic
     code, rep = report(path)
     assert code == 0 and rep["ok"], rep
     topics = {t["topic"]: t for t in rep["topics"]}
-    # the hand's joint poses (Isaac Teleop's hand channels, a fixed-size array Foxglove cannot decode)
-    # are skipped by name; every other topic is decoded
+    # the hand's joint poses: the default profile's viewer channels (foxglove.PosesInFrame JSON) decode too
     for side in ("left", "right"):
-        hand = topics.pop(f"hands/{side}_hand")
-        assert (hand["checked"], hand["skipped"]) == (False, "Isaac Teleop fixed-size array, not decodable by Foxglove")
+        hand = topics[f"hands/{side}_hand"]
+        assert (hand["schemaName"], hand["checked"], hand["failed"]) == ("foxglove.PosesInFrame", True, 0)
     assert all(t["checked"] and t["failed"] == 0 for t in topics.values()), topics
     res = topics["tactile/right/device_resultants"]
     assert (res["schemaName"], res["messageEncoding"], res["failed"]) == ("wuji_tactile.DeviceResultants", "json", 0)
@@ -99,26 +98,35 @@ def test_a_hardware_recording_decodes_including_the_device_resultants_json_topic
 
 
 def test_a_sim_recording_with_hand_poses_passes_its_hand_channels_skipped_by_name(tmp_path):
-    """`wuji-tactile sim --record` writes Isaac Teleop's hand channels (`core.HandPoseRecord`,
-    whose fixed-size joint array Foxglove refuses): they are reported as skipped with that reason,
-    every tactile message decodes, and the file passes."""
-    path = tmp_path / "sim.mcap"
-    done = subprocess.run([sys.executable, "-m", "wuji_tactile_device.cli", "sim", "--scenario", "press",
-                           "--duration", "0.3", "--quiet", "--record", str(path)], capture_output=True, text=True,
-                          timeout=120)
-    assert "recorded" in done.stdout, done.stderr
-    code, rep = report(path)
-    assert code == 0 and rep["ok"], rep
-    topics = {t["topic"]: t for t in rep["topics"]}
-    for side in ("left", "right"):
-        hand = topics[f"hands/{side}_hand"]
-        assert (hand["schemaName"], hand["checked"], hand["messages"]) == ("core.HandPoseRecord", False, 30)
-        assert hand["skipped"] == "Isaac Teleop fixed-size array, not decodable by Foxglove"
-    assert (topics["tactile/right"]["messages"], topics["tactile/right"]["failed"]) == (30, 0)
-    text = run_check(path).stdout
-    assert ("skipped hands/right_hand (core.HandPoseRecord, flatbuffer): 30 messages; skipped: Isaac Teleop "
-            "fixed-size array, not decodable by Foxglove") in text
-    assert text.rstrip().endswith("ok: 2 of 2 topics, 31 messages")
+    """`wuji-tactile sim --record` (default profile) writes the hand poses as the viewer twin
+    (`foxglove.PosesInFrame` JSON), which decodes; `--profile isaac` writes Isaac Teleop's hand
+    channels (`core.HandPoseRecord`, whose fixed-size joint array Foxglove refuses): those are
+    reported as skipped with that reason, every tactile message decodes, and both files pass."""
+    for profile in ("default", "isaac"):
+        path = tmp_path / f"sim_{profile}.mcap"
+        done = subprocess.run([sys.executable, "-m", "wuji_tactile_device.cli", "sim", "--scenario", "press",
+                               "--duration", "0.3", "--quiet", "--record", str(path), "--profile", profile],
+                              capture_output=True, text=True, timeout=120)
+        assert "recorded" in done.stdout, done.stderr
+        code, rep = report(path)
+        assert code == 0 and rep["ok"], rep
+        topics = {t["topic"]: t for t in rep["topics"]}
+        for side in ("left", "right"):
+            hand = topics[f"hands/{side}_hand"]
+            if profile == "default":
+                assert (hand["schemaName"], hand["checked"], hand["messages"], hand["failed"]) == (
+                    "foxglove.PosesInFrame", True, 30, 0)
+            else:
+                assert (hand["schemaName"], hand["checked"], hand["messages"]) == ("core.HandPoseRecord", False, 30)
+                assert hand["skipped"] == "Isaac Teleop fixed-size array, not decodable by Foxglove"
+        assert (topics["tactile/right"]["messages"], topics["tactile/right"]["failed"]) == (30, 0)
+        text = run_check(path).stdout
+        if profile == "isaac":
+            assert ("skipped hands/right_hand (core.HandPoseRecord, flatbuffer): 30 messages; skipped: Isaac Teleop "
+                    "fixed-size array, not decodable by Foxglove") in text
+            assert text.rstrip().endswith("ok: 2 of 2 topics, 31 messages")
+        else:
+            assert text.rstrip().endswith("ok: 4 of 4 topics, 91 messages"), text
 
 
 def test_the_human_readable_report_names_each_topic(tmp_path):

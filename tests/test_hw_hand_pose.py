@@ -77,7 +77,7 @@ def _record_emulated(path, *, frames: int = FRAMES, base_pose=None, truth=None):
     emu = EmulatedHand2("right", diagnostics_every=0)
     ticks = simulation_ticks("right", "press", duration_s=frames / 100, on_frame=keep)
     producer = EmulatedHandProducer.from_config(emu, HardwareConfig(side="right", base_pose=base_pose), ticks)
-    with McapRecorder(path, compression="none", file_metadata=producer.file_metadata()) as rec:
+    with McapRecorder(path, profile="isaac", file_metadata=producer.file_metadata()) as rec:
         runner = ProducerRunner(producer, InProcessBus(), recorder=rec)
         counters = runner.run(handle_signals=False)
         runner.close()
@@ -308,7 +308,7 @@ def _stepped(emu, config=None, *, device=None):
 
 def _record_steps(path, emu, producer, steps):
     """Run `steps(k)` → (forces, joint_angles or None) for each k through the run loop, recording."""
-    with McapRecorder(path, compression="none") as rec:
+    with McapRecorder(path, profile="isaac") as rec:
         runner = ProducerRunner(producer, InProcessBus(), recorder=rec)
         for k, (before, q) in enumerate(steps):
             before(emu)

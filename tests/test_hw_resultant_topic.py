@@ -177,7 +177,8 @@ def test_inspect_lists_and_checks_the_resultant_topic(press):
     assert (t.count, t.schema_name, t.message_encoding, t.schema_encoding) == \
            (1300, "wuji_tactile.DeviceResultants", "json", "jsonschema")
     health = report.topics["tactile/right/health"].count  # one per 0.5 s of wall time: run-length dependent
-    assert health >= 1 and report.checked_messages == 1300 + 1300 + 1 + health
+    # data, resultants, metadata, health, and both hands' viewer channels (JSON, checked against their schema)
+    assert health >= 1 and report.checked_messages == 1300 + 1300 + 1 + health + 2 * 1300
     line = next(x for x in report.text().splitlines() if x.startswith(TOPIC))
     assert "wuji_tactile.DeviceResultants" in line and "json/jsonschema" in line and " 1300 " in line
 

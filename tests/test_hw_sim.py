@@ -91,7 +91,7 @@ def test_emulated_cli_records_an_mcap_with_the_simulations_layout(tmp_path: Path
                       ("tactile/right/metadata", "core.TactileMetadataRecord"),
                       ("tactile/right/device_resultants", "wuji_tactile.DeviceResultants"),
                       ("tactile/right/health", "wuji_tactile.HandHealth"),
-                      ("hands/left_hand", "core.HandPoseRecord"), ("hands/right_hand", "core.HandPoseRecord")}
+                      ("hands/left_hand", "foxglove.PosesInFrame"), ("hands/right_hand", "foxglove.PosesInFrame")}
     replay = McapReplay(out)
     tracker = TactileTracker("tactile/right", replay)
     frames = list(tracker.frames())
@@ -131,9 +131,9 @@ def test_emulated_hardware_recording_matches_the_simulation_recording(tmp_path: 
     sim_md, sim_frames, sim_topics = _replayed(sim_path)
     hw_md, hw_frames, hw_topics = _replayed(hw_path)
     # the contract topics are identical; the hardware file adds the device's own resultants and
-    # health; both carry the hand's poses on Isaac Teleop's hand channels (the simulated hand's; the
-    # emulated hand's measured joint angles)
-    hands = {(f"hands/{side}_hand", "core.HandPoseRecord", "flatbuffer", "flatbuffer") for side in ("left", "right")}
+    # health; both carry the hand's poses on the default profile's viewer hand channels (the simulated
+    # hand's; the emulated hand's measured joint angles)
+    hands = {(f"hands/{side}_hand", "foxglove.PosesInFrame", "jsonschema", "json") for side in ("left", "right")}
     assert hands <= sim_topics and hands <= hw_topics
     assert hw_topics == sim_topics | {("tactile/right/device_resultants", "wuji_tactile.DeviceResultants",
                                        "jsonschema", "json"),

@@ -20,7 +20,8 @@ from wuji_tactile_device.generated.core.Quaternion import Quaternion
 from wuji_tactile_device.hands.openxr_pose import openxr_joint_poses, openxr_joint_transforms_in_wrist_body
 from wuji_tactile_device.hands.wuji_hand2 import WRIST_TO_OPENXR, segment_poses_in_wrist
 from wuji_tactile_device.recording import McapRecorder, McapReplay
-from wuji_tactile_device.recording.hand_channels import HandPoseChannels, hand_topic
+from wuji_tactile_device.recording.hand_channels import HandPoseChannels, hand_topic, iter_hand_records
+from wuji_tactile_device.recording.profiles import isaac_hand_schema
 
 TS = DeviceDataTimestamp(3_000_000_123, 3_000_000_100, 77)
 
@@ -116,7 +117,7 @@ def test_openxr_poses_follow_the_base_transform():
 
 def test_hand_channels_use_isaac_teleops_names_and_leave_tactile_replay_alone(tmp_path):
     path = tmp_path / "hands.mcap"
-    with McapRecorder(path, compression="none") as rec:
+    with McapRecorder(path, profile="isaac") as rec:
         hands = HandPoseChannels(rec, "hands", base_space="world")
         for k in range(3):
             ts = DeviceDataTimestamp(1000 + k, 1000 + k, k)
@@ -133,9 +134,47 @@ def test_hand_channels_use_isaac_teleops_names_and_leave_tactile_replay_alone(tm
         assert {c.topic for c in summary.channels.values()} == {hand_topic("hands", "left"), hand_topic("hands", "right")}
         hand_schemas = {summary.schemas[c.schema_id].name for c in summary.channels.values()}
         assert hand_schemas == {"core.HandPoseRecord"}
-        assert all(summary.schemas[c.schema_id].data == hand_pose_bfbs() for c in summary.channels.values())
+        # Isaac Teleop's own compiled-in bytes, not this package's compiled schema
+        assert all(summary.schemas[c.schema_id].data == isaac_hand_schema().data != hand_pose_bfbs()
+                   for c in summary.channels.values())
         topics = [(ch.topic, m.log_time) for _, ch, m in reader.iter_messages(log_time_order=False)]
         assert topics == [(f"hands/{s}_hand", 1000 + k) for k in range(3) for s in ("left", "right")]
         assert all(c.metadata == {"frame": "world"} for c in summary.channels.values())
     with pytest.raises(RecordingError, match="no tactile collections"):
         McapReplay(path, collections=["tactile/right"])
+
+
+def test_default_profile_writes_the_viewer_twin_that_reads_back_as_the_isaac_record(tmp_path):
+    """The default profile's hand channels: foxglove.PosesInFrame JSON (what viewers decode),
+    carrying every field of the Isaac record; the reader returns the same sample from both."""
+    import json
+
+    samples = {}
+    for profile in ("default", "isaac"):
+        path = tmp_path / f"{profile}.mcap"
+        with McapRecorder(path, profile=profile) as rec:
+            hands = HandPoseChannels(rec, "hands", base_space="simulation world")
+            for k in range(3):
+                valid = np.ones(26, bool)
+                valid[k] = False
+                hands.write({"right": _random_poses(k)}, DeviceDataTimestamp(1000 + k, 900 + k, 7 + k), valid=valid,
+                            radius=np.linspace(0.001, 0.01, 26))
+        samples[profile] = list(iter_hand_records(path))
+    assert len(samples["default"]) == len(samples["isaac"]) == 6
+    for (s1, t1, a), (s2, t2, b) in zip(samples["default"], samples["isaac"]):
+        assert (s1, t1) == (s2, t2) and a.timestamp == b.timestamp
+        if b.poses is None:
+            assert a.poses is None and s1 == "left"
+            continue
+        np.testing.assert_array_equal(a.poses, b.poses)  # float32 → JSON float64 → float32: exact
+        np.testing.assert_array_equal(a.valid, b.valid)
+        np.testing.assert_array_equal(a.radius, b.radius)
+    with open(tmp_path / "default.mcap", "rb") as f:
+        reader = make_reader(f)
+        summary = reader.get_summary()
+        for c in summary.channels.values():
+            schema = summary.schemas[c.schema_id]
+            assert (schema.name, schema.encoding, c.message_encoding) == ("foxglove.PosesInFrame", "jsonschema", "json")
+            assert c.metadata == {"frame": "simulation world", "hand_joints": "openxr-26"}
+        first = next(json.loads(m.data) for _, c, m in reader.iter_messages(topics=["hands/right_hand"]))
+    assert first["frame_id"] == "world" and len(first["poses"]) == 26 and first["timestamp"] == {"sec": 0, "nsec": 900}

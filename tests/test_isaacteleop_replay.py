@@ -54,9 +54,24 @@ def recording(tmp_path_factory):
 
 def test_replay_session_on_compressed_files_fails_with_isaac_teleops_own_error(tmp_path):
     """Why the Isaac Teleop profile is uncompressed: 1.5's ReplaySession refuses zstd and lz4."""
+    from mcap.reader import make_reader
+    from mcap.writer import CompressionType, Writer
+
+    isaac = tmp_path / "isaac.mcap"
+    record_simulation(isaac, make_scenario("press"), max_frames=3, profile="isaac")
     for compression in ("zstd", "lz4"):
         path = tmp_path / f"{compression}.mcap"
-        record_simulation(path, make_scenario("press"), max_frames=3, compression=compression)
+        # the isaac profile's records, chunks compressed (the isaac profile itself refuses a compression)
+        with open(isaac, "rb") as src, open(path, "wb") as dst:
+            w = Writer(dst, compression=CompressionType[compression.upper()])
+            w.start(profile="teleop", library="test")
+            ids = {}
+            for schema, channel, m in make_reader(src).iter_messages():
+                if channel.id not in ids:
+                    sid = w.register_schema(schema.name, schema.encoding, schema.data)
+                    ids[channel.id] = w.register_channel(channel.topic, channel.message_encoding, sid)
+                w.add_message(ids[channel.id], m.log_time, m.data, m.publish_time)
+            w.finish()
         tracker = deviceio.HandTracker()
         with pytest.raises(RuntimeError, match=f"unsupported compression: {compression}"):
             with deviceio.ReplaySession.run(deviceio.McapReplayConfig(str(path), [(tracker, "hands")])) as s:

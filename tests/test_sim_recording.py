@@ -20,7 +20,7 @@ import pytest
 from mcap.reader import make_reader
 
 from wuji_tactile_device.contract import decode_tactile_record
-from wuji_tactile_device.contract.hand_pose import decode_hand_pose_record
+from wuji_tactile_device.contract.hand_pose import decode_hand_pose_record  # the isaac profile's record
 from wuji_tactile_device.contract.joints import HandJoint
 from wuji_tactile_device.producers.sim.hand_pose import sim_hand_joint_poses
 from wuji_tactile_device.producers.sim.producer import SimProducer
@@ -60,7 +60,7 @@ def sim_file(tmp_path_factory):
     path = tmp_path_factory.mktemp("simrec") / "press.mcap"
     before = time.time_ns()
     r = run_cli("sim", "--scenario", "press", "--duration", str(FRAMES / 100), "--quiet", "--record", str(path),
-                "--compression", "none")
+                "--profile", "isaac")
     after = time.time_ns()
     assert r.returncode == 1, r.stderr  # a partial press fails its checks on purpose
     assert f"recorded {path} (tactile/right and the hand poses on hands/{{left,right}}_hand, {FRAMES} frames, " \

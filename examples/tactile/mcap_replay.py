@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 import time
 
 import numpy as np
@@ -18,6 +19,14 @@ from wuji_tactile_device.errors import TactileError
 from wuji_tactile_device.recording import McapReplay
 from wuji_tactile_device.streams.tracker import TactileTracker
 
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning (e.g. a truncated recording replayed up to its last complete record) as one line."""
+    print(f"mcap_replay.py: warning: {message}", file=sys.stderr)
+
+
+warnings.showwarning = _one_line_warning
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 
 import numpy as np
 
@@ -30,6 +31,14 @@ try:  # the optional extra: without it, one line naming the install, not a trace
 except ImportError as exc:  # MissingIsaacTeleopError names the install; a bare ImportError gets it added
     message = str(exc) if "pip install" in str(exc) else f"{exc}: pip install 'wuji-tactile-device[isaacteleop]'"
     sys.exit(f"retargeting_graph.py: error: {message}")
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning (e.g. a truncated recording replayed up to its last complete record) as one line."""
+    print(f"retargeting_graph.py: warning: {message}", file=sys.stderr)
+
+
+warnings.showwarning = _one_line_warning
 
 WUJI_HAND2_SEGMENTS = len(TAXELS_PER_FINGER)  # one distal segment per finger
 WUJI_HAND2_TAXELS = sum(TAXELS_PER_FINGER)  # 176

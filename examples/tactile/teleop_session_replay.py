@@ -5,8 +5,10 @@ A recording made with the Isaac Teleop profile (uncompressed, hand poses on Isaa
 `<hands>/left_hand` / `<hands>/right_hand` channels next to the tactile collection) is opened by a
 `TeleopSession` in `SessionMode.REPLAY`:
 
-- Isaac Teleop's `HandsSource` replays the hand through its C++ `ReplaySession`;
-- `TactileSource` replays the forces and layout (one frame per step, in lockstep);
+- Isaac Teleop's `HandsSource` replays the hand through its C++ `ReplaySession` (one hand record
+  per step) — from FILE, or from Isaac Teleop's own recording given as `--hands-file`;
+- `TactileSource` replays the forces and layout, and gives each step the tactile frame nearest in
+  time to that step's hand record (within half a tactile period; docs/retargeting.md);
 - `TaxelSkinning` puts the taxels on the moving hand, in the hand tracker's base space;
 - `PadForceMagnitude` → Isaac Teleop's `TactileVectorToFingerPower` gives the finger powers.
 
@@ -14,32 +16,58 @@ Without a file argument, a 13 s press is simulated and recorded first (needs the
 
     python examples/tactile/teleop_session_replay.py                 # simulate, record, replay
     python examples/tactile/teleop_session_replay.py run.mcap --every 50
+    python examples/tactile/teleop_session_replay.py tactile.mcap --hands-file isaac_recording.mcap
 """
 from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 import tempfile
 from pathlib import Path
 
 import numpy as np
-import isaacteleop.deviceio as deviceio
-from isaacteleop.retargeters.tactile_retargeters import TactileVectorToFingerPower
-from isaacteleop.retargeting_engine.deviceio_source_nodes import HandsSource
-from isaacteleop.retargeting_engine.interface import OutputCombiner
-from isaacteleop.teleop_session_manager import SessionMode, TeleopSession, TeleopSessionConfig
 
 from wuji_tactile_device.contract.pads import FINGERS
 from wuji_tactile_device.errors import TactileError
 from wuji_tactile_device.hands.wuji_hand2 import TAXELS_PER_FINGER
-from wuji_tactile_device.integrations.isaacteleop import PadForceMagnitude, TactileSource, TaxelSkinning
 from wuji_tactile_device.recording import McapReplay
+from wuji_tactile_device.recording.hand_channels import check_isaac_replayable
+
+try:  # the optional extra: without it, one line naming the install, not a traceback
+    import isaacteleop.deviceio as deviceio
+    from isaacteleop.retargeters.tactile_retargeters import TactileVectorToFingerPower
+    from isaacteleop.retargeting_engine.deviceio_source_nodes import HandsSource
+    from isaacteleop.retargeting_engine.interface import OutputCombiner
+    from isaacteleop.teleop_session_manager import SessionMode, TeleopSession, TeleopSessionConfig
+
+    from wuji_tactile_device.integrations.isaacteleop import (PadForceMagnitude, RecordedHandClock, TactileSource,
+                                                              TaxelSkinning)
+except ImportError as exc:
+    message = str(exc) if "pip install" in str(exc) else f"{exc}: pip install 'wuji-tactile-device[isaacteleop]'"
+    sys.exit(f"teleop_session_replay.py: error: {message}")
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning (e.g. a truncated recording replayed up to its last complete record) as one line."""
+    print(f"teleop_session_replay.py: warning: {message}", file=sys.stderr)
+
+
+warnings.showwarning = _one_line_warning
 
 NUM_SEGMENTS, NUM_TAXELS = 5, sum(TAXELS_PER_FINGER)
 
 
-def build_session(path: Path, collection_id: str, side: str, hands_name: str) -> tuple[TeleopSession, TactileSource]:
-    tactile = TactileSource("tactile", collection_id, NUM_SEGMENTS, NUM_TAXELS, source=McapReplay(path))
+def build_session(path: Path, collection_id: str, side: str, hands_name: str, *, hands_path: Path | None = None,
+                  paired: bool = True) -> tuple[TeleopSession, TactileSource]:
+    """The session and its tactile source. Hands from `hands_path` (default: `path`); `paired`:
+    each step's tactile frame chosen by time against that step's hand record (else one frame
+    per step, by count). Raises TactileError (one line) for a file Isaac Teleop cannot replay."""
+    hands_path = path if hands_path is None else hands_path
+    check_isaac_replayable(hands_path, hands_name)
+    clock = RecordedHandClock(hands_path, hands_name, side) if paired else None
+    tactile = TactileSource("tactile", collection_id, NUM_SEGMENTS, NUM_TAXELS,
+                            source=McapReplay(path, collections=[collection_id]), hand_clock=clock)
     hands = HandsSource(hands_name)  # its name is the recording's hand channel prefix
     hand = hands.output(HandsSource.RIGHT if side == "right" else HandsSource.LEFT)
     skin = TaxelSkinning("skin", NUM_SEGMENTS, NUM_TAXELS).connect({
@@ -51,7 +79,7 @@ def build_session(path: Path, collection_id: str, side: str, hands_name: str) ->
     pipeline = OutputCombiner({"positions": skin.output("taxel_positions_base"), "forces": skin.output("taxel_forces_base"),
                                "powers": power.output("powers")})
     config = TeleopSessionConfig(app_name="wuji-tactile-replay", pipeline=pipeline, mode=SessionMode.REPLAY,
-                                 mcap_config=deviceio.McapReplayConfig(str(path), []), verbose=False)
+                                 mcap_config=deviceio.McapReplayConfig(str(hands_path), []), verbose=False)
     return TeleopSession(config), tactile
 
 
@@ -61,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--collection", default="tactile/right")
     parser.add_argument("--side", choices=("right", "left"), default="right")
     parser.add_argument("--hands", default="hands", help="hand channel prefix (<hands>/right_hand)")
+    parser.add_argument("--hands-file", type=Path, help="replay the hands from this file (e.g. Isaac Teleop's own "
+                        "recording) instead of FILE")
     parser.add_argument("--every", type=int, default=100, help="print every Nth frame")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
@@ -74,16 +104,14 @@ def main(argv: list[str] | None = None) -> int:
                                   hands_name=args.hands)
             print(f"simulated and recorded {n} frames of the press scenario to {path}")
         try:
-            session, tactile = build_session(path, args.collection, args.side, args.hands)
+            session, tactile = build_session(path, args.collection, args.side, args.hands, hands_path=args.hands_file)
             pad_of = np.repeat(np.arange(NUM_SEGMENTS), TAXELS_PER_FINGER)
-            frames = 0
+            steps = 0
             with session:
-                while True:
+                while not tactile.finished:  # one step per recorded hand sample, then stop
                     out = session.step()
-                    if tactile.finished:
-                        break
-                    frames += 1
-                    if frames % args.every or out["positions"].is_none:
+                    steps += 1
+                    if steps % args.every or out["positions"].is_none or out["forces"].is_none:
                         continue
                     t = tactile.last_frame.timestamp.sample_time_raw_device_clock / 1e9
                     per_pad = np.zeros((NUM_SEGMENTS, 3))
@@ -92,9 +120,19 @@ def main(argv: list[str] | None = None) -> int:
                     powers = " ".join(f"{f}={p:.2f}" for f, p in zip(FINGERS, out["powers"][0]))
                     print(f"t={t:6.2f} s  index pad centre (base) {np.round(tip, 4)} m  "
                           f"|F| per pad {np.round(np.linalg.norm(per_pad, axis=1), 3)} N  power {powers}")
-            print(f"replayed {frames} frames")
+            print(f"replayed {steps} hand steps; {tactile.pairing_report()}")
+            if tactile.pairing is not None and steps and tactile.pairing.paired == 0:
+                clock = tactile.hand_clock
+                print(f"teleop_session_replay.py: error: no tactile frame lies within half a tactile period of any "
+                      f"hand sample (hand sample times {clock.times[0]} .. {clock.times[-1]} ns): the two recordings "
+                      "do not share a clock or a time span", file=sys.stderr)
+                return 1
         except TactileError as exc:
-            print(f"error: {exc}", file=sys.stderr)
+            print(f"teleop_session_replay.py: error: {exc}", file=sys.stderr)
+            return 1
+        except RuntimeError as exc:  # Isaac Teleop's own replay refused the file
+            print(f"teleop_session_replay.py: error: Isaac Teleop cannot replay {args.hands_file or path}: {exc}",
+                  file=sys.stderr)
             return 1
     return 0
 

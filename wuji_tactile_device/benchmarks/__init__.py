@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-SECTIONS = ("contract", "streams", "mcap", "sim", "sim_batch", "hardware")
+SECTIONS = ("contract", "streams", "mcap", "sim", "sim_batch", "hardware", "isaacteleop")
 
 
 @dataclass

@@ -13,13 +13,16 @@ def register(subparsers) -> None:
     p.add_argument("input", metavar="DAMAGED.mcap")
     p.add_argument("output", metavar="OUT.mcap")
     p.add_argument("--overwrite", action="store_true", help="replace OUT.mcap if it exists")
+    p.add_argument("--profile", choices=("default", "isaac"), default="default",
+                   help="layout of OUT.mcap: default (zstd) or isaac (uncompressed, header profile teleop, Isaac "
+                        "Teleop's exact hand schema: converts any recording into one its ReplaySession reads)")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..recording.repair import recover
 
-    report = recover(args.input, args.output, overwrite=args.overwrite)
+    report = recover(args.input, args.output, overwrite=args.overwrite, profile=args.profile)
     lost = not nothing_lost(report)
     for line in report.text().splitlines():
         if not lost and line.startswith("lost: 0 bytes"):

@@ -65,9 +65,12 @@ def add_recording_arguments(parser: argparse.ArgumentParser, help_extra: str = "
                         help="record the collection into this MCAP file (finished and valid on Ctrl-C / SIGTERM)"
                              + help_extra)
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --record file")
-    parser.add_argument("--compression", choices=("zstd", "lz4", "none"), default="zstd",
-                        help="chunk compression of --record (default zstd; none: the files Isaac Teleop's "
-                             "ReplaySession opens)")
+    parser.add_argument("--compression", choices=("zstd", "lz4", "none"), default=None,
+                        help="chunk compression of --record (default: zstd; the isaac profile is uncompressed)")
+    parser.add_argument("--profile", choices=("default", "isaac"), default="default",
+                        help="layout of --record: default (this package's) or isaac (what Isaac Teleop's recorder "
+                             "writes: uncompressed, header profile teleop, its exact hand schema; its "
+                             "ReplaySession reads it as its own)")
 
 
 # -- live view -----------------------------------------------------------------------------------
@@ -170,7 +173,8 @@ def run_producers(producers: list, args: argparse.Namespace, *, transport=None, 
             meta = {**producers[0].file_metadata(), "collections": ",".join(p.collection_id for p in producers),
                     **(file_metadata or {})}
             recorder = McapRecorder(args.record, overwrite=args.overwrite, file_metadata=meta,
-                                    compression=getattr(args, "compression", "zstd"))
+                                    compression=getattr(args, "compression", None),
+                                    profile=getattr(args, "profile", "default"))
         view = open_foxglove_sink(args, transport, [p.collection_id for p in producers], hands=foxglove_hands,
                                   say=lambda text: bar.write(text, file=sys.stderr))
         if recorder is not None and getattr(args, "record_view", False):

@@ -24,7 +24,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..contract.geometry import rebase_to_root
-from ..contract.hand_pose import HAND_POSE_RECORD_SCHEMA_NAME, decode_hand_pose_record
+from ..recording.hand_channels import decode_hand_message, is_hand_channel
 from ..contract.joints import HandJoint
 from ..contract.metadata import TactileMetadata
 from ..errors import RecordingError, TactileError
@@ -83,7 +83,7 @@ class RecordedHands:
                 topics: dict[str, tuple[str, str]] = {}  # topic -> (base name, side)
                 for ch in summary.channels.values():
                     schema = summary.schemas.get(ch.schema_id)
-                    if schema is None or schema.name != HAND_POSE_RECORD_SCHEMA_NAME:
+                    if schema is None or not is_hand_channel(schema.name, ch.metadata):
                         continue
                     base, _, leaf = ch.topic.rpartition("/")
                     if leaf in ("left_hand", "right_hand") and base:
@@ -95,9 +95,9 @@ class RecordedHands:
                 chosen = [t for t, (b, _) in topics.items() if b == name]
                 times: dict[str, list[int]] = {s: [] for s in HAND_SIDES}
                 poses: dict[str, list] = {s: [] for s in HAND_SIDES}
-                for _, channel, message in reader.iter_messages(topics=chosen):
+                for schema, channel, message in reader.iter_messages(topics=chosen):
                     side = topics[channel.topic][1]
-                    sample = decode_hand_pose_record(message.data)
+                    sample = decode_hand_message(schema.name, message.data)  # either recording profile
                     times[side].append(sample.timestamp.sample_time_local_common_clock)
                     poses[side].append(None if sample.poses is None else np.array(sample.poses, dtype=np.float64))
         except OSError as exc:

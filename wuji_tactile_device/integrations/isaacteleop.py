@@ -9,6 +9,8 @@
   `OptionalType`: absent (`is_none`) until the tracker has confirmed the collection's metadata
   (forces: until the first frame after that). The constructor counts fix the output shapes, as
   in Isaac Teleop's own source nodes; metadata with other counts raises `DataLayoutError`.
+  In replay, `hand_clock=RecordedHandClock(hands_file)` pairs each step's tactile frame with that
+  step's hand record by time (`TimePairing`: nearest within half a tactile period, counted).
 - `TaxelSkinning`: `tactile_layout` + one hand's joint poses in the hand tracker's base space
   (Isaac Teleop's `HandInput`) [+ `taxel_forces`] → taxel positions in the wrist frame and in
   base space [m] and, for rigidly attached taxels, taxel forces rotated into base space [N]. The
@@ -23,13 +25,17 @@ an Isaac Teleop `TeleopSession` (`examples/tactile/teleop_session_replay.py`).
 """
 from __future__ import annotations
 
+import threading
 import time
+import weakref
+from collections import deque
+from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any, Iterator, NamedTuple
 
 import numpy as np
 
-from ..errors import DataLayoutError, TactileError
+from ..errors import DataLayoutError, RecordingError, TactileError
 
 ISAACTELEOP_EXTRA = "pip install 'wuji-tactile-device[isaacteleop]'"
 
@@ -51,6 +57,7 @@ except ImportError as _exc:  # the optional extra is missing
 
 from ..contract import ARRAY_FIELDS, DEFAULT_MAX_FLATBUFFER_SIZE, HandJoint, TactileMetadata, geometry, validate_collection_id
 from ..contract.pads import NUM_PADS, pad_layout, pad_resultants
+from ..recording.hand_channels import DEFAULT_HAND_BASE_NAME, hand_record_times
 from ..streams.tracker import TactileFrame, TactileTracker
 
 #: `TactileSource` (live stepping) withholds the newest frame once no new one arrived for this long
@@ -60,6 +67,7 @@ DEFAULT_STALE_AFTER_S = 0.1
 __all__ = [
     "TactileSource", "TaxelSkinning", "PadForceMagnitude", "TactileSample", "TaxelForces", "TaxelPositions", "TactileLayout", "TactileLayoutIndex",
     "layout_from_metadata", "graph_time_of", "MissingIsaacTeleopError", "DEFAULT_STALE_AFTER_S",
+    "RecordedHandClock", "TimePairing", "PairingCounters",
 ]
 
 
@@ -134,6 +142,169 @@ def _check_counts(what: str, num_segments: int, num_taxels: int) -> None:
 
 
 # ============================================================================
+# Time pairing (replay): which tactile frame goes with which hand sample
+# ============================================================================
+
+class RecordedHandClock:
+    """The sample times of the hand records Isaac Teleop's `ReplaySession` replays, one per
+    `TeleopSession.step()`: Isaac Teleop's graph gives a node no hand time (its replay graph time
+    is the wall clock), so the time of step k is the k-th hand record's own timestamp
+    (`sample_time_local_common_clock`), read from the file the session replays.
+
+    `RecordedHandClock(path, base_name="hands", side=None)`: `<base_name>/<side>_hand` of `path`
+    (side None: the right hand's channel, else the left's) — Isaac Teleop's own recording, or
+    this package's. `times` (H,) int64 [ns]; `len()` is the number of steps with a hand sample."""
+
+    def __init__(self, path, base_name: str = DEFAULT_HAND_BASE_NAME, side: str | None = None) -> None:
+        self.path = path
+        self.base_name = base_name
+        self.times = hand_record_times(path, base_name, side)
+        self.times.flags.writeable = False
+        self._next = 0
+
+    def __len__(self) -> int:
+        return len(self.times)
+
+    @property
+    def steps_taken(self) -> int:
+        return self._next
+
+    @property
+    def exhausted(self) -> bool:
+        """True once every hand record has been stepped (the next step would find no hand data)."""
+        return self._next >= len(self.times)
+
+    def advance(self) -> int | None:
+        """The next step's hand sample time [ns], or None past the last hand record."""
+        if self._next >= len(self.times):
+            self._next += 1
+            return None
+        t = int(self.times[self._next])
+        self._next += 1
+        return t
+
+
+@dataclass
+class PairingCounters:
+    """What the time pairing did, per step (`TactileSource.pairing`).
+
+    - `steps`: graph steps with a target time (a hand sample);
+    - `paired`: steps that got a tactile frame within the tolerance;
+    - `missing`: steps with no tactile frame within the tolerance (forces absent);
+    - `reused`: paired steps whose frame was already emitted the step before (hands faster than tactile);
+    - `skipped`: tactile frames never emitted (tactile faster than hands, or outside the hands' span);
+    - `max_abs_dt_ns`: the largest |tactile sample time − hand sample time| of a paired step;
+    - `past_hands`: steps after the last hand record (no hand sample to pair with)."""
+
+    steps: int = 0
+    paired: int = 0
+    missing: int = 0
+    reused: int = 0
+    skipped: int = 0
+    max_abs_dt_ns: int = 0
+    past_hands: int = 0
+
+    def text(self) -> str:
+        return (f"time pairing: {self.steps} hand steps, {self.paired} paired with a tactile frame "
+                f"(max |dt| {self.max_abs_dt_ns / 1e6:.2f} ms), {self.missing} without one within the tolerance, "
+                f"{self.reused} reused the previous frame, {self.skipped} tactile frames not used"
+                + (f", {self.past_hands} steps past the last hand record" if self.past_hands else ""))
+
+
+class TimePairing:
+    """Nearest tactile frame in time to each target time, within half a tactile period.
+
+    `frames` is a callable returning the next frame in sample-time order or None when none is
+    left. Targets must not decrease. Rule: the frame whose `sample_time_local_common_clock` is
+    nearest to the target is chosen if |dt| ≤ tolerance (`tolerance_ns`, default half the
+    tactile period, measured as the median spacing of the frames read so far); otherwise none
+    (counted `missing`). Nearest, not interpolated: forces are emitted exactly as measured (a
+    contact's onset is a step no interpolation can place), and the pairing error is bounded by
+    half a tactile period of hand motion. The reader looks ahead by at most one frame."""
+
+    _PERIOD_WINDOW = 64
+
+    def __init__(self, frames, *, tolerance_ns: int | None = None) -> None:
+        if tolerance_ns is not None and not tolerance_ns >= 0:
+            raise ValueError(f"tolerance_ns must be None or >= 0 [ns], got {tolerance_ns!r}")
+        self._read = frames
+        self._tolerance_ns = tolerance_ns
+        self._behind: TactileFrame | None = None  # latest frame at or before the last target
+        self._ahead: TactileFrame | None = None  # first frame after it
+        self._ended = False
+        self._last_t: int | None = None
+        self._spacings: deque[int] = deque(maxlen=self._PERIOD_WINDOW)
+        self._emitted: TactileFrame | None = None
+        self._last_target: int | None = None
+        self._read_count = 0
+        self._used = 0
+        self.counters = PairingCounters()
+
+    @staticmethod
+    def _t(frame: TactileFrame) -> int:
+        return int(frame.timestamp.sample_time_local_common_clock)
+
+    def _pull(self) -> TactileFrame | None:
+        if self._ended:
+            return None
+        frame = self._read()
+        if frame is None:
+            self._ended = True
+            return None
+        t = self._t(frame)
+        if self._last_t is not None and t > self._last_t:
+            self._spacings.append(t - self._last_t)
+        self._last_t = t
+        self._read_count += 1
+        return frame
+
+    def tolerance_ns(self) -> int:
+        """The current tolerance [ns] (half the measured tactile period unless given)."""
+        if self._tolerance_ns is not None:
+            return self._tolerance_ns
+        if not self._spacings:
+            return 0
+        return int(np.median(np.fromiter(self._spacings, np.int64, len(self._spacings)))) // 2
+
+    def pick(self, target_ns: int) -> TactileFrame | None:
+        """The frame for a step whose hand sample was taken at `target_ns`, or None."""
+        if self._last_target is not None and target_ns < self._last_target:
+            raise ValueError(f"time pairing: target time {target_ns} ns goes back before {self._last_target} ns")
+        self._last_target = target_ns
+        c = self.counters
+        c.steps += 1
+        if self._ahead is None:
+            self._ahead = self._pull()
+        while self._ahead is not None and self._t(self._ahead) <= target_ns:
+            self._behind, self._ahead = self._ahead, self._pull()
+        candidates = [f for f in (self._behind, self._ahead) if f is not None]
+        if not candidates:
+            c.missing += 1
+            return None
+        best = min(candidates, key=lambda f: abs(self._t(f) - target_ns))
+        dt = abs(self._t(best) - target_ns)
+        if dt > self.tolerance_ns():
+            c.missing += 1
+            return None
+        c.paired += 1
+        c.max_abs_dt_ns = max(c.max_abs_dt_ns, dt)
+        if best is self._emitted:
+            c.reused += 1
+        else:
+            self._used += 1
+        self._emitted = best
+        return best
+
+    def finish(self) -> PairingCounters:
+        """Count the frames left unread or unused (call at the end of the run); the counters."""
+        c = self.counters
+        while self._pull() is not None:
+            pass
+        c.skipped = self._read_count - self._used
+        return c
+
+
+# ============================================================================
 # TactileSource
 # ============================================================================
 
@@ -153,10 +324,16 @@ class TactileSource(BaseRetargeter):
 
     - `"live"` (default for transports): each run takes the newest frame; when no new frame has
       arrived for `stale_after_s`, forces turn absent instead of repeating the last touch.
-    - `"replay"` (default for an `McapReplay` source): each run takes the NEXT recorded frame, one
-      per step, as Isaac Teleop's `ReplaySession` advances its trackers one record per
-      `update()`; a recording with one hand record per tactile frame stays in lockstep. After the
-      last frame, forces are absent and `finished` is True.
+    - `"replay"` (default for an `McapReplay` source) with `hand_clock=RecordedHandClock(...)`:
+      each run is one hand record of the file Isaac Teleop's `ReplaySession` replays (one per
+      `update()`), and emits the recorded frame nearest in time to that record's sample time,
+      within half a tactile period (`pairing_tolerance_s` to fix it) — any rates, separate files
+      (`TimePairing`; counters in `pairing`, one line in `pairing_report()`); `finished` once
+      every hand record was stepped. Without a hand clock each run takes the NEXT recorded frame
+      (one per step, by count); after the last frame, forces are absent and `finished` is True.
+
+    `close()` (or `with TactileSource(...) as source:`) releases a Zenoh session the node opened;
+    a script that never closes it still exits (released at interpreter exit).
 
     Outputs (Optional; absent until the metadata is confirmed / the first frame arrived):
         - `taxel_forces`: `TaxelForces(num_taxels)` [N, taxel axes];
@@ -171,8 +348,15 @@ class TactileSource(BaseRetargeter):
     def __init__(self, name: str, collection_id: str, num_segments: int, num_taxels: int, *,
                  source: Any = None, tracker: TactileTracker | None = None, step: str | None = None,
                  max_flatbuffer_size: int = DEFAULT_MAX_FLATBUFFER_SIZE,
-                 stale_after_s: float | None = DEFAULT_STALE_AFTER_S) -> None:
+                 stale_after_s: float | None = DEFAULT_STALE_AFTER_S,
+                 hand_clock: RecordedHandClock | None = None, pairing_tolerance_s: float | None = None) -> None:
         _check_counts(f"TactileSource {name!r}", num_segments, num_taxels)
+        if pairing_tolerance_s is not None and not (np.isfinite(pairing_tolerance_s) and pairing_tolerance_s >= 0):
+            raise ValueError(f"TactileSource {name!r}: pairing_tolerance_s must be None or >= 0 [s], "
+                             f"got {pairing_tolerance_s!r}")
+        if hand_clock is not None and not isinstance(hand_clock, RecordedHandClock):
+            raise TypeError(f"TactileSource {name!r}: hand_clock must be a RecordedHandClock, got "
+                            f"{type(hand_clock).__name__}")
         if stale_after_s is not None and not (np.isfinite(stale_after_s) and stale_after_s > 0):
             raise ValueError(f"TactileSource {name!r}: stale_after_s must be None or > 0 [s], got {stale_after_s!r}")
         if step is not None and step not in self.STEPS:
@@ -196,7 +380,29 @@ class TactileSource(BaseRetargeter):
                 source = self._owned_transport = open_transport("zenoh")
             tracker = TactileTracker(collection_id, source, max_flatbuffer_size=max_flatbuffer_size)
         self._replay = source if source is not None and hasattr(source, "finished") else None
+        if self._replay is not None and collection_id not in getattr(self._replay, "collections", (collection_id,)):
+            raise RecordingError(f"TactileSource {name!r}: {getattr(self._replay, 'path', 'the replay')} has no "
+                                 f"collection {collection_id!r}; it holds: "
+                                 f"{', '.join(self._replay.collections) or 'no tactile collections'}")
         self._step = step or ("replay" if self._replay is not None else "live")
+        if hand_clock is not None and self._step != "replay":
+            raise ValueError(f"TactileSource {name!r}: hand_clock pairs recorded hands with a replayed collection "
+                             "(step='replay'); live stepping takes the newest frame")
+        self._hand_clock = hand_clock
+        self._pairing = None if hand_clock is None else TimePairing(
+            self._next_replay_frame, tolerance_ns=None if pairing_tolerance_s is None else int(pairing_tolerance_s * 1e9))
+        #: Live stepping: steps, steps that repeated the previous step's frame, steps withheld as stale.
+        self.live_counters = {"steps": 0, "reused": 0, "stale": 0, "none_yet": 0}
+        self._live_last: TactileFrame | None = None
+        if self._owned_transport is not None:
+            # A script that never calls close() must still exit. Zenoh runs each subscription's
+            # callbacks on its own non-daemon Python thread, and the interpreter joins those
+            # BEFORE `atexit` handlers run — so the release is registered with `threading`'s own
+            # pre-join exit hook (what `concurrent.futures` uses). The finalizer holds the
+            # tracker and transport, not the node, so a dropped node is released too.
+            self._finalizer = weakref.finalize(self, _close_quietly, tracker, self._owned_transport)
+            self._finalizer.atexit = False
+            threading._register_atexit(self._finalizer)
         self._frames: Iterator[TactileFrame] | None = None
         self._tracker = tracker
         self._layout_of: tuple[TactileMetadata, tuple[np.ndarray, ...]] | None = None
@@ -214,33 +420,83 @@ class TactileSource(BaseRetargeter):
 
     @property
     def finished(self) -> bool:
-        """Replay stepping: True once every recorded frame was emitted (never for live)."""
+        """Replay stepping: True once every recorded frame was emitted — with a `hand_clock`, once
+        every hand record has been stepped (the session would find no more hand data); never
+        for live."""
+        if self._hand_clock is not None:
+            return self._hand_clock.exhausted
         return self._step == "replay" and self._replay is not None and self._replay.finished and self.last_frame is None
+
+    @property
+    def hand_clock(self) -> RecordedHandClock | None:
+        return self._hand_clock
 
     def get_tracker(self) -> TactileTracker:
         """The `TactileTracker` this node reads."""
         return self._tracker
 
+    @property
+    def pairing(self) -> PairingCounters | None:
+        """Time pairing with `hand_clock` (replay): what it did so far, or None without a hand clock."""
+        return None if self._pairing is None else self._pairing.counters
+
+    def pairing_report(self) -> str:
+        """One line: the time pairing's counters (replay with `hand_clock`) or the live counters."""
+        if self._pairing is not None:
+            return self._pairing.counters.text()
+        c = self.live_counters
+        return (f"live stepping: {c['steps']} steps, {c['reused']} repeated the previous frame, {c['stale']} withheld "
+                f"as stale (no new frame for {self._stale_after_ns / 1e9 if self._stale_after_ns else 0:g} s), "
+                f"{c['none_yet']} before the first frame")
+
     def close(self) -> None:
-        """Close the tracker and the Zenoh transport the node opened itself (idempotent)."""
+        """Close the tracker and the Zenoh transport the node opened itself (idempotent). Also
+        done at interpreter exit for a node that was never closed; `with TactileSource(...) as
+        source:` closes at the end of the block."""
         self._tracker.close()
         if self._owned_transport is not None:
+            self._finalizer.detach()
             self._owned_transport.close()
             self._owned_transport = None
+
+    def __enter__(self) -> "TactileSource":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def read_sample(self) -> TactileSample:
         """Update the tracker and return what this step emits (called by every graph run)."""
         if self._step == "replay":
-            self.last_frame = self._next_replay_frame()
+            if self._pairing is None:
+                self.last_frame = self._next_replay_frame()
+            else:
+                target = self._hand_clock.advance()
+                if target is None:
+                    self._pairing.counters.past_hands += 1
+                    self.last_frame = None
+                else:
+                    self.last_frame = self._pairing.pick(target)
+                    if self._hand_clock.exhausted:
+                        self._pairing.finish()  # the last step: count the tactile frames never used
             return TactileSample(self._tracker.get_metadata(), self.last_frame)
         delivered = self._tracker.update()
         now = time.monotonic_ns()
         if delivered:
             self._last_new_frame_ns = now
         frame = self._tracker.get_data()
-        if self._stale_after_ns is not None and frame is not None and (
+        c = self.live_counters
+        c["steps"] += 1
+        if frame is None:
+            c["none_yet"] += 1
+        elif self._stale_after_ns is not None and (
                 self._last_new_frame_ns is None or now - self._last_new_frame_ns > self._stale_after_ns):
             frame = None
+            c["stale"] += 1
+        elif frame is self._live_last:
+            c["reused"] += 1
+        if frame is not None:
+            self._live_last = frame
         self.last_frame = frame
         return TactileSample(self._tracker.get_metadata(), frame)
 
@@ -447,6 +703,12 @@ class PadForceMagnitude(BaseRetargeter):
             return
         resultants = pad_resultants(self._pad_layout(layout), np.asarray(forces[0]))
         outputs[self.FINGER_FORCE][0] = np.linalg.norm(resultants, axis=1).astype(np.float32)
+
+
+def _close_quietly(tracker: TactileTracker, transport: Any) -> None:
+    """Interpreter-exit close of a `TactileSource`'s own tracker and transport."""
+    tracker.close()
+    transport.close()
 
 
 def graph_time_of(frame: TactileFrame) -> ComputeContext:

@@ -43,11 +43,11 @@ from typing import Iterable, Iterator
 import numpy as np
 
 from ..contract import TactileMetadata
-from ..contract.hand_pose import HAND_POSE_RECORD_SCHEMA_NAME, NUM_HAND_JOINTS, decode_hand_pose_record
+from ..contract.hand_pose import NUM_HAND_JOINTS
 from ..errors import RecordingError
 from ..streams.tracker import TactileFrame
-from .hand_channels import HAND_SIDES
-from .scan import FileView, read_chunk, scan
+from .hand_channels import iter_hand_records
+from .scan import FileView, scan
 
 #: `load_recording` refuses to hold more than this many bytes of arrays [B] (default 2 GiB).
 DEFAULT_MAX_BYTES = 2 << 30
@@ -134,31 +134,9 @@ def iter_frames(path: str | os.PathLike, collections: Iterable[str] | None = Non
 
 
 def iter_hand_poses(path: str | os.PathLike) -> Iterator[tuple[str, str, object]]:
-    """(side, topic, `HandPoseSample`) of every `core.HandPoseRecord` message, file order, one
-    chunk in memory at a time. A topic not named `<base>/left_hand` or `<base>/right_hand` is
-    refused (the side would be a guess)."""
-    view = FileView(path)
-    try:
-        sc = scan(view)
-        schemas, channels = dict(sc.schemas), dict(sc.channels)
-        if sc.complete and not any(s.name == HAND_POSE_RECORD_SCHEMA_NAME for s in schemas.values()):
-            return  # the summary lists every schema: no hand channel, no need to read the chunks
-        for chunk in sc.chunks:
-            contents = read_chunk(view, chunk)
-            schemas.update((s.id, s) for s in contents.schemas)
-            channels.update((c.id, c) for c in contents.channels)
-            for m in contents.messages:
-                ch = channels.get(m.channel_id)
-                schema = schemas.get(ch.schema_id) if ch is not None else None
-                if schema is None or schema.name != HAND_POSE_RECORD_SCHEMA_NAME:
-                    continue
-                side = ch.topic.rsplit("/", 1)[-1].removesuffix("_hand")
-                if side not in HAND_SIDES:
-                    raise RecordingError(f"{view.path}: hand pose topic {ch.topic!r} is not <base>/left_hand or "
-                                         "<base>/right_hand")
-                yield side, ch.topic, decode_hand_pose_record(m.data)
-    finally:
-        view.close()
+    """(side, topic, `HandPoseSample`) of every hand pose record, file order
+    (`recording.hand_channels.iter_hand_records`, both recording profiles)."""
+    return iter_hand_records(path)
 
 
 def _file_metadata(path: str | os.PathLike) -> dict[str, dict[str, str]]:

@@ -40,7 +40,7 @@ from ..contract.naming import (DATA_RECORD_SCHEMA_NAME, METADATA_RECORD_SCHEMA_N
                                validate_collection_id)
 from ..contract.records import peek_record_times
 from ..streams.base import LivelinessChange, Message, Subscription, Transport
-from . import json_channel, naming
+from . import json_channel, naming, profiles
 from .clock_anchor import ANCHOR_PERIOD_S, CLOCK_ANCHOR_METADATA_NAME, anchor_metadata, sample_clock_anchor
 
 log = logging.getLogger(__name__)
@@ -71,13 +71,23 @@ class McapRecorder:
     `file_metadata`: extra string pairs for the file-level metadata record `wuji_tactile_device`
     (e.g. `{"producer_kind": "sim", "hand_side": "right"}`); the package version and the UTC start
     time are always written. `flush_period_s`: wall-time bound on what a crash can lose.
+    `profile`: "default" (zstd unless `compression` says otherwise) or "isaac" (uncompressed,
+    header profile `teleop`, Isaac Teleop's hand schema bytes; `recording.profiles`).
     `fsync=True` also asks the OS to put each flushed chunk on disk (survives power loss).
     """
 
     def __init__(self, path: str | os.PathLike, *, file_metadata: dict[str, str] | None = None,
                  overwrite: bool = False, flush_period_s: float = 0.5, chunk_size: int = DEFAULT_CHUNK_SIZE,
-                 compression: str = "zstd", fsync: bool = False):
+                 compression: str | None = None, fsync: bool = False, profile: str = profiles.DEFAULT_PROFILE):
         self.path = Path(path)
+        #: "default" or "isaac" (`recording.profiles`): the isaac profile is uncompressed, its MCAP
+        #: header profile is `teleop`, and its hand channels carry Isaac Teleop's exact schema bytes.
+        self.profile = profiles.check_profile(profile)
+        if compression is None:
+            compression = profiles.ISAAC_COMPRESSION if profile == "isaac" else "zstd"
+        if profile == "isaac" and compression != profiles.ISAAC_COMPRESSION:
+            raise RecordingError(f"recording {self.path}: the isaac profile is uncompressed (Isaac Teleop's replay "
+                                 f"reads no {compression} chunks); drop the compression or use the default profile")
         if compression not in _COMPRESSION:
             raise RecordingError(f"compression {compression!r} is not one of {', '.join(_COMPRESSION)}")
         if not flush_period_s > 0:
@@ -97,7 +107,7 @@ class McapRecorder:
             raise RecordingError(f"cannot create {self.path}: {exc.strerror}") from exc
         try:
             self._writer = Writer(self._file, chunk_size=chunk_size, compression=_COMPRESSION[compression])
-            self._writer.start(profile=naming.PROFILE, library=f"wuji_tactile_device {__version__} (mcap {mcap.__version__})")
+            self._writer.start(profile=profiles.ISAAC_HEADER_PROFILE if profile == "isaac" else naming.PROFILE, library=f"wuji_tactile_device {__version__} (mcap {mcap.__version__})")
             self._schema_ids = {
                 Stream.DATA: self._writer.register_schema(DATA_RECORD_SCHEMA_NAME, naming.SCHEMA_ENCODING, bfbs(RECORD_ROOT[Stream.DATA])),
                 Stream.METADATA: self._writer.register_schema(METADATA_RECORD_SCHEMA_NAME, naming.SCHEMA_ENCODING,
@@ -121,6 +131,7 @@ class McapRecorder:
         self._json_channels: dict[str, int] = {}  # auxiliary topic -> channel id
         self._json_topics: dict[int, str] = {}  # channel id -> auxiliary topic
         self._flatbuffer_channels: set[int] = set()  # auxiliary channels of add_flatbuffer_channel
+        self._aux_schemas: dict[tuple[str, str, bytes], int] = {}  # (name, encoding, data) -> schema id
         # (collection, session) -> (payload digest, decoded layout or None), least recently used first
         self._last_metadata: OrderedDict[tuple[str, int], tuple[bytes, Any]] = OrderedDict()
         self._sessions: dict[str, set[int]] = {}  # collection -> producer sessions with a channel
@@ -231,7 +242,11 @@ class McapRecorder:
         if taken:
             raise RecordingError(f"recording {self.path}: topic {topic!r} is already recorded")
         try:
-            schema_id = self._writer.register_schema(schema_name, schema_encoding, schema_data)
+            key = (schema_name, schema_encoding, bytes(schema_data))
+            schema_id = self._aux_schemas.get(key)  # one schema record for channels that share it (both hands)
+            if schema_id is None:
+                schema_id = self._aux_schemas[key] = self._writer.register_schema(schema_name, schema_encoding,
+                                                                                  schema_data)
             channel = self._writer.register_channel(topic, message_encoding, schema_id, dict(metadata or {}))
         except OSError as exc:
             raise RecordingError(f"cannot write to {self.path}: {exc.strerror or exc}") from exc

@@ -16,7 +16,10 @@ import mcap
 from mcap.writer import CompressionType, Writer
 
 from .. import __version__
+from ..contract.hand_pose import HAND_POSE_RECORD_SCHEMA_NAME, encode_hand_pose_record
 from ..errors import CorruptChunkError, ReadLimitError, RecordingError
+from .hand_channels import HAND_JOINTS_KEY, decode_hand_message, is_hand_channel
+from .profiles import ISAAC_HEADER_PROFILE, check_profile, isaac_hand_schema
 from .scan import FileView, ReadBudget, Truncation, read_chunk, read_partial_chunk, scan
 
 
@@ -75,12 +78,17 @@ class RecoveryReport:
         return "\n".join(lines)
 
 
-def recover(source: str | os.PathLike, target: str | os.PathLike, *, overwrite: bool = False) -> RecoveryReport:
+def recover(source: str | os.PathLike, target: str | os.PathLike, *, overwrite: bool = False,
+            profile: str = "default") -> RecoveryReport:
     """Write every message of every intact chunk of `source` into a new complete MCAP `target`
     (schemas, channels, times, sequences and file metadata preserved; a metadata record
     `wuji_tactile_device.recovery` notes the loss). The target appears only when complete
     (written to a temporary file beside it, then renamed), and only a regular file is ever
-    replaced. Raises RecordingError if `source` is not MCAP or `target` cannot be written."""
+    replaced. Raises RecordingError if `source` is not MCAP or `target` cannot be written.
+    `profile="isaac"` writes the target in the isaac profile (`recording.profiles`: uncompressed,
+    header profile `teleop`, the hand channels' schema replaced by Isaac Teleop's exact bytes) —
+    how a zstd/lz4 recording becomes one Isaac Teleop's ReplaySession reads as its own."""
+    check_profile(profile)
     source, target = Path(source), Path(target)
     _check_target(source, target, overwrite)
     view = FileView(source)
@@ -101,7 +109,7 @@ def recover(source: str | os.PathLike, target: str | os.PathLike, *, overwrite: 
             os.umask(umask)
             os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes it private; the target gets a new file's mode
             with os.fdopen(fd, "wb") as out:
-                _write(view, sc, out, report, dict(sc.schemas), dict(sc.channels))
+                _write(view, sc, out, report, dict(sc.schemas), dict(sc.channels), profile)
             _check_target(source, target, overwrite)  # still absent or a regular file
             os.replace(partial, target)
         except OSError as exc:
@@ -137,14 +145,16 @@ def _check_target(source: Path, target: Path, overwrite: bool) -> None:
         raise RecordingError(f"{target} already exists (pass overwrite=True / --overwrite to replace it)")
 
 
-def _write(view, sc, out, report: RecoveryReport, schemas: dict, channels: dict) -> None:
-    writer = Writer(out, chunk_size=256 << 10, compression=CompressionType.ZSTD)
-    writer.start(profile=sc.profile, library=f"{sc.library}; recovered by wuji_tactile_device {__version__} "
+def _write(view, sc, out, report: RecoveryReport, schemas: dict, channels: dict, profile: str = "default") -> None:
+    isaac = profile == "isaac"
+    writer = Writer(out, chunk_size=256 << 10, compression=CompressionType.NONE if isaac else CompressionType.ZSTD)
+    writer.start(profile=ISAAC_HEADER_PROFILE if isaac else sc.profile, library=f"{sc.library}; recovered by wuji_tactile_device {__version__} "
                                              f"(mcap {mcap.__version__})")
     for md in sc.metadata:
         writer.add_metadata(md.name, md.metadata)
     schema_ids: dict[int, int] = {}
     channel_ids: dict[int, int] = {}
+    transcode: dict[int, str] = {}  # isaac: new hand channel id -> the source's hand schema name
     t0 = t1 = None
     budget = ReadBudget(sc.size, view.path)
     chunks = list(sc.chunks)
@@ -180,11 +190,27 @@ def _write(view, sc, out, report: RecoveryReport, schemas: dict, channels: dict)
                         if s is None:
                             report.missing_schemas[ch.topic] = report.missing_schemas.get(ch.topic, 0) + 1
                             continue
-                        schema_ids[ch.schema_id] = writer.register_schema(s.name, s.encoding, s.data)
+                        if isaac and is_hand_channel(s.name, ch.metadata):
+                            # Isaac Teleop's record with its exact schema bytes (the viewer twin is re-encoded)
+                            schema_ids[ch.schema_id] = writer.register_schema(
+                                HAND_POSE_RECORD_SCHEMA_NAME, "flatbuffer", isaac_hand_schema().data)
+                        else:
+                            schema_ids[ch.schema_id] = writer.register_schema(s.name, s.encoding, s.data)
                     new_schema = schema_ids[ch.schema_id]
+                hand = isaac and ch.schema_id and schemas.get(ch.schema_id) is not None and is_hand_channel(
+                    schemas[ch.schema_id].name, ch.metadata)
+                meta = {k: v for k, v in ch.metadata.items() if k != HAND_JOINTS_KEY} if hand else dict(ch.metadata)
                 new_ch = channel_ids[m.channel_id] = writer.register_channel(
-                    ch.topic, ch.message_encoding, new_schema, dict(ch.metadata))
-            writer.add_message(new_ch, m.log_time, m.data, m.publish_time, m.sequence)
+                    ch.topic, "flatbuffer" if hand else ch.message_encoding, new_schema, meta)
+                if hand:
+                    transcode[new_ch] = schemas[ch.schema_id].name
+            data = m.data
+            if new_ch in transcode and transcode[new_ch] != HAND_POSE_RECORD_SCHEMA_NAME:
+                sample = decode_hand_message(transcode[new_ch], data)
+                data = encode_hand_pose_record(sample.poses, sample.timestamp,
+                                               valid=True if sample.valid is None else sample.valid,
+                                               radius=0.0 if sample.radius is None else sample.radius)
+            writer.add_message(new_ch, m.log_time, data, m.publish_time, m.sequence)
             topic = channels[m.channel_id].topic
             report.messages_per_topic[topic] = report.messages_per_topic.get(topic, 0) + 1
             report.messages_kept += 1
