@@ -46,3 +46,86 @@ def test_a_peers_nan_frames_on_the_producers_collection_are_counted_and_reported
     assert len(warned) == 2, warned  # and one summary at the end
     assert "3 frame(s) from other producers refused" in warned[1]
     assert sink.view._hands[CID].frames == 2  # the real producer's two frames, nothing else
+
+
+
+# -- R4: the recorder's per-collection session cap cannot lock out a live producer -------------
+class _Clock:
+    def __init__(self) -> None:
+        self.ns = 1_000_000_000
+
+    def __call__(self) -> int:
+        return self.ns
+
+
+def _fake_sessions(bus, md, count: int, *, with_data: bool) -> None:
+    ts = DeviceDataTimestamp(5_000, 5_000, 5_000)
+    meta = encode_metadata_record(md, ts)
+    data = encode_tactile_record(np.zeros((md.num_taxels, 3), np.float32), ts)
+    for session in range(1, count + 1):
+        link = bus.open_producer(CID, session)
+        link.publish(Stream.METADATA, meta, 0)
+        if with_data:
+            link.publish(Stream.DATA, data, 0)
+        link.close()
+
+
+@pytest.mark.parametrize("with_data", [False, True], ids=["metadata-only", "one-frame-each"])
+def test_record_after_1100_fake_sessions_still_records_the_real_producer(tmp_path, caplog, with_data):
+    """1,100 producer sessions that announce themselves (and send one frame) and go quiet, then
+    the real producer: its every frame is in the file; the idle sessions were evicted, counted."""
+    from wuji_tactile_device.recording import McapRecorder, McapReplay
+    from wuji_tactile_device.recording.recorder import MAX_SESSIONS_PER_COLLECTION
+    from wuji_tactile_device.streams.tracker import TactileTracker
+
+    md = sim_metadata("right")
+    bus = InProcessBus()
+    clock = _Clock()
+    path = tmp_path / "r4.mcap"
+    rec = McapRecorder(path)
+    rec.clock_ns = clock
+    rec.add_collection(bus, CID)
+    _fake_sessions(bus, md, 1100, with_data=with_data)
+    with caplog.at_level(logging.WARNING, logger="wuji_tactile_device.recording.recorder"):
+        rec.poll()
+        clock.ns += 30_000_000_000  # 30 s later: the fake sessions are idle
+        real = TactilePublisher(CID, md, bus, producer_session=0xFEED)
+        for i in range(20):
+            real.publish(np.full((md.num_taxels, 3), 0.01 * i, np.float32), sample_time_ns=10_000 + i)
+            rec.poll()
+            clock.ns += 10_000_000
+    rec.close()
+    over = 1100 - MAX_SESSIONS_PER_COLLECTION
+    if with_data:  # all sending within the idle limit: the 76 newcomers refused, then 1 idle one evicted
+        assert (rec.counters["refused_samples"], rec.counters["sessions_evicted"]) == (2 * over, 1)
+    else:  # sessions that never sent data go first, whatever their age
+        assert (rec.counters["refused_samples"], rec.counters["sessions_evicted"]) == (0, over + 1)
+    evicted = [r.getMessage() for r in caplog.records if "evicted" in r.getMessage()]
+    assert len(evicted) == 1, evicted  # reported once, then counted
+    with McapReplay(path) as replay, TactileTracker(CID, replay) as tracker:
+        frames = [f for f in tracker.frames() if f.producer_session == 0xFEED]
+    assert [f.sequence for f in frames] == list(range(20))
+
+
+def test_the_session_cap_never_evicts_a_producer_that_is_sending(tmp_path):
+    """All of the cap's sessions are sending data right now: a newcomer is refused (counted), not
+    one of them evicted."""
+    from wuji_tactile_device.errors import RecordingError
+    from wuji_tactile_device.recording import McapRecorder
+    from wuji_tactile_device.recording import recorder as recorder_module
+
+    clock = _Clock()
+    rec = McapRecorder(tmp_path / "busy.mcap")
+    rec.clock_ns = clock
+    md = sim_metadata("right")
+    data = encode_tactile_record(np.zeros((md.num_taxels, 3), np.float32), DeviceDataTimestamp(10, 10, 10))
+    cap = recorder_module.MAX_SESSIONS_PER_COLLECTION
+    for session in range(cap):
+        assert rec.write(CID, Stream.DATA, data, session, 0) == 1
+    clock.ns += 1_000_000_000  # 1 s: every session sent within the idle limit
+    with pytest.raises(RecordingError, match=rf"would be session {cap + 1} .*none idle"):
+        rec.write(CID, Stream.DATA, data, cap, 0)
+    clock.ns += int(recorder_module.SESSION_IDLE_S * 1e9) + 1  # now all are idle: the oldest goes
+    assert rec.write(CID, Stream.DATA, data, cap, 0) == 1
+    assert rec.counters["sessions_evicted"] == 1
+    rec.close()
