@@ -10,7 +10,8 @@ your private CA; `tools/zenoh_certs.py` makes them) and applies the rules below,
 |----------------------------|-----------------------------------------------------------------|
 | its producers              | put `<cid>` and `<cid>/metadata`, declare liveliness tokens     |
 |                            | `<cid>/@tactile_producer/*`; learn of subscribers (so they send) |
-| consumers (trackers, recorders) | subscribe to `<cid>/**` (samples, liveliness, its history) |
+| consumers (trackers, recorders) | subscribe to `<cid>/**` (samples) and                    |
+|                            | `<cid>/@tactile_producer/*` (liveliness, its history)           |
 
 A client whose certificate is not signed by the CA cannot connect at all; a client with a valid
 certificate but a CN the rules do not name for that collection has its puts dropped at the router:
@@ -57,7 +58,8 @@ def access_control(producers: Mapping[str, Sequence[str]], consumers: Sequence[s
         ]
         subjects.append({"id": f"producers {i}", "cert_common_names": list(names)})
         policies.append({"rules": [f"publish {cid}", f"interest {cid}"], "subjects": [f"producers {i}"]})
-        consumer_keys.append(f"{cid}/**")
+        # `**` never matches the verbatim `@tactile_producer` chunk: the liveliness keys are named.
+        consumer_keys += [f"{cid}/**", f"{cid}/{LIVELINESS_CHUNK}/*"]
     if consumers:
         rules += [
             {"id": "subscribe", "permission": "allow", "flows": ["ingress"],
