@@ -203,3 +203,48 @@ def test_a_64_mb_put_at_the_router_is_dropped_on_arrival_and_records_still_pass(
     # Never reassembled: this router's baseline is ~47 MB (measured), ~67 MB with the limit while
     # Zenoh reads and discards the fragments, 120 MB without it (the 64 MB message and a copy).
     assert report["peak_mb"] < 95, report
+
+
+# -- N1: a hand that is not there fails after one search, not after every retry ---------------
+def _counting_manager(hands):
+    from wuji_tactile_device.producers.emulated.emulator import EmulatedSdkManager
+
+    class Counting(EmulatedSdkManager):
+        calls = 0
+
+        def connect(self, **kwargs):
+            Counting.calls += 1
+            return super().connect(**kwargs)
+
+    return Counting(hands)
+
+
+@pytest.mark.parametrize("selector", [{"sn": "WUJK0001"}, {"side": "right"}], ids=["sn", "side"])
+def test_a_hand_that_is_not_there_is_searched_once_not_retried(selector):
+    from wuji_tactile_device.errors import ProducerError
+    from wuji_tactile_device.producers.emulated import EmulatedHand2
+    from wuji_tactile_device.producers.hardware.device import connect_sdk_hand
+    from wuji_tactile_device.producers.hardware.recovery import RetryPolicy
+
+    manager = _counting_manager([EmulatedHand2("left")])  # another hand is on the network, not this one
+    policy = RetryPolicy(timeout_s=0.5, attempts=5, backoff_s=0.01, max_backoff_s=0.02)
+    with pytest.raises(ProducerError) as err:
+        connect_sdk_hand(manager=manager, policy=policy, **selector)
+    assert manager.calls == 1  # the SDK's own search ran once; today: all 5 attempts
+    target = selector.get("sn") or "right hand"
+    assert f"{target} is not on USB or the network (a fresh scan lists " in str(err.value), str(err.value)
+    assert "not retried" in str(err.value)
+
+
+def test_a_transient_connect_failure_of_a_visible_hand_is_still_retried():
+    from wuji_tactile_device.producers.emulated import EmulatedHand2
+    from wuji_tactile_device.producers.hardware.device import connect_sdk_hand
+    from wuji_tactile_device.producers.hardware.recovery import RetryPolicy
+
+    hand = EmulatedHand2("right")
+    manager = _counting_manager([hand])
+    manager.fail_next("connect", "timeout", count=2)
+    policy = RetryPolicy(timeout_s=0.5, attempts=5, backoff_s=0.01, max_backoff_s=0.02)
+    device = connect_sdk_hand(sn=hand.serial_number, manager=manager, policy=policy)
+    assert manager.calls == 3 and device.serial_number == hand.serial_number
+    device.close()
