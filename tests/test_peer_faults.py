@@ -248,3 +248,61 @@ def test_a_transient_connect_failure_of_a_visible_hand_is_still_retried():
     device = connect_sdk_hand(sn=hand.serial_number, manager=manager, policy=policy)
     assert manager.calls == 3 and device.serial_number == hand.serial_number
     device.close()
+
+
+# -- N2: an unreachable --zenoh endpoint is said, not silent -----------------------------------
+class _Transport:
+    def __init__(self, connect, listen=()):
+        self.connect_endpoints, self.listen_endpoints = list(connect), list(listen)
+        self.connected = False
+
+    def connected_zids(self):
+        return ["a1"] if self.connected else []
+
+
+def test_the_connection_watch_warns_once_after_a_few_seconds_then_rarely():
+    from wuji_tactile_device.streams.zenoh_watch import ConnectionWatch
+
+    clock = _Clock()
+    clock.ns = 0
+    transport = _Transport(["tcp/127.0.0.1:9"])
+    watch = ConnectionWatch(transport, clock=lambda: clock.ns / 1e9)
+    said = []
+    for _ in range(130 * 10):  # 130 s checked every 100 ms
+        message = watch.check()
+        if message is not None:
+            said.append((clock.ns / 1e9, message))
+        clock.ns += 100_000_000
+    assert [round(t) for t, _ in said] == [3, 63, 123]  # within a few seconds, then once a minute
+    assert "nothing is connected to tcp/127.0.0.1:9 after 3 s" in said[0][1]
+    transport.connected = True
+    assert all(watch.check() is None for _ in range(100))  # connected: silent
+    # the default loopback configuration (connects to its own listener) has nothing to warn about
+    own = ConnectionWatch(_Transport(["tcp/127.0.0.1:7447"], ["tcp/127.0.0.1:7447", "tcp/127.0.0.1:0"]),
+                          clock=lambda: clock.ns / 1e9)
+    clock.ns += 10**12
+    assert own.check() is None
+
+
+@pytest.mark.parametrize("program", ["record", "feeder"])
+def test_an_unreachable_endpoint_is_warned_about_and_the_summary_says_nothing_arrived(tmp_path, program):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from streams_helpers import free_port
+
+    endpoint = f"tcp/127.0.0.1:{free_port()}"  # nothing listens there
+    root = Path(__file__).parents[1]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
+    cmd = ([sys.executable, "-m", "wuji_tactile_device.cli", "record", str(tmp_path / "none.mcap"), "-c", CID]
+           if program == "record" else [sys.executable, str(root / "examples" / "tactile" / "synthetic_feeder.py")])
+    r = subprocess.run(cmd + ["--zenoh", endpoint, "--duration", "4.5"], capture_output=True, text=True, env=env,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
+    warned = [line for line in r.stderr.splitlines() if "nothing is connected" in line]
+    assert len(warned) == 1, r.stderr  # within a few seconds, once (the next would be a minute later)
+    assert endpoint in warned[0]
+    summary = "0 data and 0 metadata records" if program == "record" else "nothing was connected, so no one received"
+    assert summary in r.stderr + r.stdout

@@ -313,6 +313,11 @@ class ZenohTransport(Transport):
         """Zenoh ids of the peers this session is connected to."""
         return [str(z) for z in self.session.info.peers_zid()]
 
+    def connected_zids(self) -> list[str]:
+        """Zenoh ids of every peer and router this session is connected to (empty: nobody)."""
+        info = self.session.info
+        return [str(z) for z in info.peers_zid()] + [str(z) for z in info.routers_zid()]
+
     def close(self) -> None:
         if self._closed:
             return
