@@ -201,12 +201,13 @@ def test_recorder_state_is_bounded_per_session(tmp_path, monkeypatch):
     monkeypatch.setattr(recorder_module, "MAX_SESSIONS_PER_COLLECTION", 16)
     rec = McapRecorder(tmp_path / "s.mcap")
     data = encode_tactile_record(np.zeros((4, 3), np.float32), DeviceDataTimestamp(10, 10, 10))
-    for session in range(40):
+    for session in range(40):  # all sending at once: past the cap, newcomers are refused
         if session < 16:
             assert rec.write("c", Stream.DATA, data, session, 0) == 1
         else:
-            with pytest.raises(RecordingError, match=r"would be session 17 of this recording \(at most 16\)"):
+            with pytest.raises(RecordingError, match=r"would be session 17 of this recording \(at most 16 at once"):
                 rec.write("c", Stream.DATA, data, session, 0)
+    assert sum(map(len, rec._sessions["c"])) == 16
     # 40 producer sessions each announcing a 1 MB metadata: only digests of the last 64 are kept
     payload = encode_metadata_record(make_metadata(20000), DeviceDataTimestamp(5, 5, 5))
     assert len(payload) > 1_000_000

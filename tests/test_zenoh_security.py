@@ -93,6 +93,8 @@ def _check_only_the_producer_got_through(results: dict) -> None:
     assert hub["delivered"] >= 190, results  # the producer's 200 frames (a few may precede confirmation)
     assert hub["recorded_sessions"] == [producer["session"]], results
     assert intruder["session"] not in hub["recorded_sessions"]
+    # The authorized producer's liveliness reaches the consumers (alive, then gone); the intruder's never.
+    assert hub["liveliness"] == [[producer["session"], False], [producer["session"], True]], results
 
 
 def test_access_control_rules_name_each_collection_and_deny_the_rest():

@@ -5,7 +5,7 @@ namespace by the test when it can make them). Prints one JSON line with what it 
         a router (ROUTER.json5) with, in the same process, a tracker and an MCAP recorder that are
         Zenoh clients of it (tracker.json5), until a line arrives on stdin (or MAX_SECONDS):
         prints {"ready": true}, then {"sessions": [...], "delivered": n, "values": [...],
-        "recorded_sessions": [...]}
+        "recorded_sessions": [...], "liveliness": [[session, alive], ...]}
     python tests/zenoh_secure_peer.py publish CLIENT.json5 VALUE FRAMES
         a producer publishing FRAMES frames of constant force VALUE at 100 Hz:
         {"ok": true, "session": id} or {"ok": false, "error": class, "message": text}
@@ -26,6 +26,7 @@ from streams_helpers import small_metadata  # noqa: E402
 from wuji_tactile_device.errors import TactileError  # noqa: E402
 from wuji_tactile_device.recording import McapRecorder, McapReplay  # noqa: E402
 from wuji_tactile_device.streams import TactilePublisher, TactileTracker  # noqa: E402
+from wuji_tactile_device.streams.base import LivelinessChange  # noqa: E402
 from wuji_tactile_device.streams.zenoh_router import ZenohRouter  # noqa: E402
 from wuji_tactile_device.streams.zenoh_transport import ZenohTransport  # noqa: E402
 
@@ -38,6 +39,7 @@ def hub(config_dir: str, router_config: str, out: str, seconds: float) -> dict:
         tracker = TactileTracker(CID, transport, error_policy="drop")
         recorder = McapRecorder(out, file_metadata={"test": "zenoh security"})
         recorder.add_collection(transport, CID)
+        watcher = transport.subscribe(CID)  # the producers' liveliness as a consumer sees it
         print(json.dumps({"ready": True}), flush=True)
         sessions, values, delivered = set(), set(), 0
         stop = threading.Event()
@@ -55,6 +57,9 @@ def hub(config_dir: str, router_config: str, out: str, seconds: float) -> dict:
             values.update(np.unique(frame.forces).tolist())
             delivered += 1
         recorder.poll()
+        liveliness = sorted({(ev.producer_session, ev.alive) for ev in watcher.drain()
+                             if isinstance(ev, LivelinessChange)})
+        watcher.close()
         recorder.close()
         tracker.close()
         transport.close()
@@ -64,7 +69,7 @@ def hub(config_dir: str, router_config: str, out: str, seconds: float) -> dict:
             recorded.update(f.producer_session for f in played.frames())
         recorded.update(f.producer_session for f in played.frames())
     return {"sessions": sorted(sessions), "delivered": delivered, "values": sorted(values),
-            "recorded_sessions": sorted(recorded)}
+            "recorded_sessions": sorted(recorded), "liveliness": liveliness}
 
 
 def publish(client_config: str, value: float, frames: int) -> dict:

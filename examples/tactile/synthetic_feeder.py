@@ -14,8 +14,9 @@ import time
 import numpy as np
 
 from wuji_tactile_device.contract import HandJoint, TactileMetadata
-from wuji_tactile_device.producers.base import Frame, Producer, ProducerRunner
+from wuji_tactile_device.producers.base import Frame, FrameSink, Producer, ProducerRunner
 from wuji_tactile_device.streams.zenoh_transport import ZenohTransport
+from wuji_tactile_device.streams.zenoh_watch import ConnectionWatch
 
 SEGMENTS = (HandJoint.THUMB_DISTAL, HandJoint.INDEX_DISTAL, HandJoint.MIDDLE_DISTAL, HandJoint.RING_DISTAL,
             HandJoint.LITTLE_DISTAL)
@@ -60,6 +61,18 @@ class SyntheticFeeder(Producer):
         return Frame(synthetic_forces(now / 1e9, len(SEGMENTS)), sample_time_ns=now)
 
 
+class SayUnconnected(FrameSink):
+    """Prints a warning when the --zenoh endpoints reach nobody (after 3 s, then once a minute)."""
+
+    def __init__(self, transport: ZenohTransport):
+        self.watch = ConnectionWatch(transport)
+
+    def poll(self) -> None:
+        message = self.watch.check()
+        if message is not None:
+            print(f"synthetic feeder: warning: {message}", file=sys.stderr, flush=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--collection", default="tactile/right", help="collection id (default tactile/right)")
@@ -71,10 +84,12 @@ def main() -> int:
     feeder = SyntheticFeeder(args.collection, args.rate)
     print(f"synthetic feeder: made-up geometry and forces to exercise the transport — not the Wuji Hand's "
           f"calibration; {args.collection!r} at {args.rate:g} Hz, Ctrl-C to stop", file=sys.stderr, flush=True)
-    with ZenohTransport(listen=args.zenoh_listen, connect=args.zenoh) as transport, \
-            ProducerRunner(feeder, transport, speed=1.0) as runner:  # real time; Ctrl-C / SIGTERM stop it
-        counters = runner.run(duration_s=args.duration)
-    print(f"published {counters.published} frames ({counters.stop_reason})", file=sys.stderr)
+    with ZenohTransport(listen=args.zenoh_listen, connect=args.zenoh) as transport:
+        watch = SayUnconnected(transport)
+        with ProducerRunner(feeder, transport, speed=1.0, sinks=[watch]) as runner:  # real time; Ctrl-C / SIGTERM stop it
+            counters = runner.run(duration_s=args.duration)
+        reached = "" if transport.connected_zids() else "; nothing was connected, so no one received them"
+    print(f"published {counters.published} frames ({counters.stop_reason}){reached}", file=sys.stderr)
     return 0
 
 

@@ -8,6 +8,7 @@ import signal
 import time
 
 from ..errors import RecordingError
+from ..streams.zenoh_watch import ConnectionWatch
 from .common import add_zenoh_arguments, open_zenoh, signals_ignored
 
 
@@ -65,11 +66,15 @@ def run(args: argparse.Namespace) -> int:
         for cid in args.collection:
             recorder.add_collection(transport, cid)
         deadline = None if args.duration is None else time.monotonic() + args.duration
+        watch = ConnectionWatch(transport)  # an unreachable --zenoh endpoint is said, not waited on in silence
         with console.bar(desc=f"recording {args.output}", unit=" msg") as bar:
             while not stopped_by and (deadline is None or time.monotonic() < deadline):
                 n = recorder.poll()
                 if n:
                     bar.update(n)
+                unconnected = watch.check()
+                if unconnected is not None:
+                    console.warning(unconnected)
                 time.sleep(0.005)
     finally:
         with signals_ignored():  # a second Ctrl-C must not cut the summary in half
@@ -83,6 +88,9 @@ def run(args: argparse.Namespace) -> int:
     c = recorder.counters
     console.note(f"wrote {args.output}: {c['written_data']} data and {c['written_metadata']} metadata records "
                  f"({c['metadata_repeats_skipped']} metadata republishes not repeated)")
+    if c["refused_samples"] or c["sessions_evicted"]:
+        console.warning(f"{c['refused_samples']} samples of other producer sessions refused (not recordable as "
+                        f"received), {c['sessions_evicted']} idle producer sessions evicted (their records kept)")
     faulty = recorder.dropped_by_transport or c["unreadable_timestamp"]
     if faulty:
         console.warning(f"{recorder.dropped_by_transport} events dropped by the transport, "

@@ -241,7 +241,9 @@ class FoxgloveSink(FrameSink):
         self._images_period_ns = int(1e9 / images_rate_hz)
         self._last_images: dict[str, int] = {}
         self.guard = ViewGuard(self.view)
-        self._told = self._told_skips = False
+        self._told = self._told_skips = self._told_refused = False
+        self.refused = 0  # data frames of other producers the trackers refused (counted, skipped)
+        self.last_refused = ""
         try:
             for cid in self.view.collections:  # a peer's faulty frame is counted, not fatal
                 self.trackers.append(TactileTracker(cid, transport, error_policy="drop"))
@@ -286,7 +288,20 @@ class FoxgloveSink(FrameSink):
 
     def poll(self) -> None:
         for tracker in self.trackers:
-            self.guard.update(tracker)
+            counters = tracker.counters
+            before = counters.rejected
+            raised = 0
+            try:
+                tracker.update()
+            except TactileError as exc:  # another layout on the collection: the guard counts it
+                self.guard.skip(str(exc))
+                raised = 1
+            dropped = counters.rejected - before - raised  # a peer's faulty frame (NaN, wrong size)
+            if dropped > 0:
+                self.refused += dropped
+                self.last_refused = counters.last_error
+                if self.refused == dropped:
+                    log.warning("foxglove view: refused %s (further ones are counted)", counters.last_error)
 
     def hold(self, seconds: float | None) -> None:
         """Keep serving for `seconds` (None: nothing), delivering what still arrives."""
@@ -310,6 +325,10 @@ class FoxgloveSink(FrameSink):
         if self.guard.skipped and not self._told_skips:
             self._told_skips = True
             log.warning("foxglove view: %d record(s) skipped (last: %s)", self.guard.skipped, self.guard.last_reason)
+        if self.refused and not self._told_refused:
+            self._told_refused = True
+            log.warning("foxglove view: %d frame(s) from other producers refused (last: %s)", self.refused,
+                        self.last_refused)
 
 
 class RecordedView(FoxgloveSink):

@@ -7,10 +7,12 @@ Crash safety: the open chunk is closed and handed to the OS at least every `flus
 or chunk plus what the transport still held; `close()` (also on Ctrl-C in the CLI) writes the
 summary and leaves a complete, indexed file.
 
-Hostile peers: a sample that cannot be written as received (a negative timestamp, a producer
-session beyond `MAX_SESSIONS_PER_COLLECTION`) is refused, counted in `counters["refused_samples"]`
+Hostile peers: a sample that cannot be written as received (a negative timestamp, a new producer
+session while `MAX_SESSIONS_PER_COLLECTION` sessions are all sending) is refused, counted in `counters["refused_samples"]`
 and logged once per producer session (at most one such log line per second); recording goes on.
-Per-session state is bounded: channels by `MAX_SESSIONS_PER_COLLECTION`, the last metadata kept
+Per-session state is bounded: open sessions by `MAX_SESSIONS_PER_COLLECTION` (idle ones, those that
+never sent data first, are evicted for a newcomer, so fake sessions cannot lock out a live
+producer; counted in `counters["sessions_evicted"]`, logged once), the last metadata kept
 to skip republishes by `MAX_METADATA_SESSIONS` sessions (least recently used dropped; a dropped
 session's next republish is simply written again) and, per session, a digest plus the decoded
 layout only for records within `TRACKER_METADATA_MAX_SIZE`.
@@ -51,9 +53,13 @@ _COMPRESSION = {"zstd": CompressionType.ZSTD, "lz4": CompressionType.LZ4, "none"
 #: Default chunk size [bytes of records]: a chunk is closed at this size even within a flush
 #: period, so a file recorded as fast as possible is many chunks and a cut loses at most one.
 DEFAULT_CHUNK_SIZE = 256 << 10
-#: Producer sessions recorded per collection (a producer restarting every second for 17 minutes);
-#: samples of further sessions are refused and counted.
+#: Producer sessions the recorder keeps open per collection. A newcomer past it evicts a session
+#: that never sent data, else one idle for `SESSION_IDLE_S` (oldest activity first; its records
+#: stay in the file, counted in `counters["sessions_evicted"]`; if it comes back it gets new
+#: channels); when every kept session is sending, the newcomer's samples are refused and counted.
 MAX_SESSIONS_PER_COLLECTION = 1024
+#: A session that recorded nothing for this long may be evicted for a newcomer [s].
+SESSION_IDLE_S = 5.0
 #: Producer sessions whose last metadata is remembered to skip periodic republishes.
 MAX_METADATA_SESSIONS = 64
 _MAX_CHANNELS = 65_000  # MCAP channel ids are u16: the writer cannot finish a file with more
@@ -68,6 +74,8 @@ class _RefusedSample(RecordingError):
 class McapRecorder:
     """Record tactile collections into `path` (an MCAP file).
 
+    `clock_ns` (an attribute, replaceable): the clock of the sessions' idle times [ns].
+
     `file_metadata`: extra string pairs for the file-level metadata record `wuji_tactile_device`
     (e.g. `{"producer_kind": "sim", "hand_side": "right"}`); the package version and the UTC start
     time are always written. `flush_period_s`: wall-time bound on what a crash can lose.
@@ -75,6 +83,8 @@ class McapRecorder:
     header profile `teleop`, Isaac Teleop's hand schema bytes; `recording.profiles`).
     `fsync=True` also asks the OS to put each flushed chunk on disk (survives power loss).
     """
+
+    clock_ns = staticmethod(time.monotonic_ns)
 
     def __init__(self, path: str | os.PathLike, *, file_metadata: dict[str, str] | None = None,
                  overwrite: bool = False, flush_period_s: float = 0.5, chunk_size: int = DEFAULT_CHUNK_SIZE,
@@ -134,7 +144,10 @@ class McapRecorder:
         self._aux_schemas: dict[tuple[str, str, bytes], int] = {}  # (name, encoding, data) -> schema id
         # (collection, session) -> (payload digest, decoded layout or None), least recently used first
         self._last_metadata: OrderedDict[tuple[str, int], tuple[bytes, Any]] = OrderedDict()
-        self._sessions: dict[str, set[int]] = {}  # collection -> producer sessions with a channel
+        # collection -> (sessions that sent no data yet, sessions that did), each producer
+        # session -> its last record's time on `clock_ns`, least recently active first
+        self._sessions: dict[str, tuple[OrderedDict[int, int], OrderedDict[int, int]]] = {}
+        self._warned_eviction = False
         self._warned_sessions: set[tuple[str, int]] = set()
         self._last_warning = 0
         self._subscriptions: list[Subscription] = []
@@ -144,10 +157,12 @@ class McapRecorder:
         #: written_data, written_metadata, metadata_repeats_skipped (periodic republishes),
         #: unreadable_timestamp (written with the receive time as log time), liveliness_events,
         #: written_json (messages on auxiliary channels), refused_samples (not recordable as received:
-        #: negative timestamp, too many producer sessions).
+        #: negative timestamp, too many producer sessions sending at once), sessions_evicted (idle
+        #: producer sessions forgotten for a newcomer, see `MAX_SESSIONS_PER_COLLECTION`).
         self.counters = {"written_data": 0, "written_metadata": 0, "metadata_repeats_skipped": 0,
                          "unreadable_timestamp": 0, "liveliness_events": 0, "written_json": 0,
-                         "written_flatbuffer": 0, "refused_samples": 0}
+                         "written_flatbuffer": 0, "refused_samples": 0, "sessions_evicted": 0}
+        self._channel_count = 0  # contract channels registered in the file (evicted ones included)
 
     # -- sources -------------------------------------------------------------------------------
     def add_collection(self, transport: Transport, collection_id: str) -> None:
@@ -337,22 +352,37 @@ class McapRecorder:
                                 stream.value, exc)
         log_time, publish_time = times
         ch = self._channels.get((collection_id, stream, producer_session))
-        sessions = self._sessions.setdefault(collection_id, set())
+        fresh, sending = self._sessions.get(collection_id) or self._sessions.setdefault(
+            collection_id, (OrderedDict(), OrderedDict()))
+        known = producer_session in fresh or producer_session in sending
         refusal = None
         if log_time < 0 or publish_time < 0:
             refusal = (f"{collection_id}: {stream.value} record with a negative timestamp "
                        f"({log_time}, {publish_time}) cannot be an MCAP time")
         elif not 0 <= producer_session < 1 << 64:
             refusal = f"{collection_id}: producer session {producer_session} is not a u64"
-        elif ch is None and len(self._channels) + len(self._json_channels) >= _MAX_CHANNELS:
+        elif ch is None and self._channel_count + len(self._json_channels) >= _MAX_CHANNELS:
             refusal = f"{collection_id}: the file already holds {_MAX_CHANNELS} channels (MCAP channel ids are 16-bit)"
-        elif ch is None and producer_session not in sessions and len(sessions) >= MAX_SESSIONS_PER_COLLECTION:
+        elif not known and len(fresh) + len(sending) >= MAX_SESSIONS_PER_COLLECTION \
+                and not self._evict_a_session(collection_id, fresh, sending):
             refusal = (f"{collection_id}: producer session {producer_session:016x} would be session "
-                       f"{len(sessions) + 1} of this recording (at most {MAX_SESSIONS_PER_COLLECTION})")
+                       f"{len(fresh) + len(sending) + 1} of this recording (at most {MAX_SESSIONS_PER_COLLECTION} "
+                       f"at once, none idle for {SESSION_IDLE_S:g} s)")
         if refusal is not None:
             if stream is Stream.METADATA:  # not written: a later republish must not count as a repeat
                 self._last_metadata.pop((collection_id, producer_session), None)
             raise _RefusedSample(refusal)
+        now = self.clock_ns()
+        if stream is Stream.DATA:
+            fresh.pop(producer_session, None)
+            sending[producer_session] = now
+            sending.move_to_end(producer_session)
+        elif producer_session in sending:
+            sending[producer_session] = now
+            sending.move_to_end(producer_session)
+        else:
+            fresh[producer_session] = now
+            fresh.move_to_end(producer_session)
         if ch is None:
             topic = stream_key(collection_id, stream)
             if topic in self._json_channels:
@@ -363,7 +393,7 @@ class McapRecorder:
                 {naming.SESSION_KEY: naming.session_hex(producer_session)})
             self._contract_topics.add(topic)
             self._channels[(collection_id, stream, producer_session)] = ch
-            sessions.add(producer_session)
+            self._channel_count += 1
         try:
             self._writer.add_message(ch, log_time, payload, publish_time, sequence & naming.SEQUENCE_MASK)
         except OSError as exc:  # a full chunk is written here: disk full, I/O error
@@ -371,6 +401,29 @@ class McapRecorder:
         self.counters["written_metadata" if stream is Stream.METADATA else "written_data"] += 1
         self._pending += 1
         return 1
+
+    def _evict_a_session(self, collection_id: str, fresh: OrderedDict, sending: OrderedDict) -> bool:
+        """Forget one kept session of `collection_id` for a newcomer: the least recently active
+        that never sent data, else the least recently active idle for `SESSION_IDLE_S`. Its
+        records stay in the file. False when every kept session is sending."""
+        if fresh:
+            victim, _ = fresh.popitem(last=False)
+        else:
+            victim, last = next(iter(sending.items()))
+            idle_s = (self.clock_ns() - last) / 1e9
+            if idle_s < SESSION_IDLE_S:
+                return False
+            del sending[victim]
+        for stream in Stream:
+            self._channels.pop((collection_id, stream, victim), None)
+        self._last_metadata.pop((collection_id, victim), None)
+        self.counters["sessions_evicted"] += 1
+        if not self._warned_eviction:
+            self._warned_eviction = True
+            log.warning("recording %s: %s has more than %d producer sessions; evicted idle session %016x "
+                        "(its records are kept; further evictions counted in counters['sessions_evicted'])",
+                        self.path, collection_id, MAX_SESSIONS_PER_COLLECTION, victim)
+        return True
 
     def _is_repeat(self, collection_id: str, producer_session: int, payload: bytes) -> bool:
         """True if this session's last recorded metadata had the same bytes, or (a producer that

@@ -6,7 +6,7 @@ connect to it as Zenoh *clients*, so every sample crosses the router, where TLS 
 authentication and access-control rules apply (docs/streams.md, "Deploying across machines").
 
 Default (no config): router mode on `tcp/127.0.0.1:7447` (loopback only, like the peer default),
-multicast scouting off. A user config (JSON5 file, string or dict) is Zenoh's own; it must set
+multicast scouting off, Zenoh's message-size limit `zenoh_transport.MAX_MESSAGE_SIZE`. A user config (JSON5 file, string or dict) is Zenoh's own; it must set
 `mode: "router"` or leave mode unset; listen endpoints it leaves unset get the loopback default.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 import zenoh
 
 from ..errors import TransportError
-from .zenoh_transport import default_port, load_config
+from .zenoh_transport import default_port, limit_message_size, load_config
 
 
 def router_config(config: str | Path | dict | None = None, *, listen: list[str] | None = None) -> zenoh.Config:
@@ -37,6 +37,7 @@ def router_config(config: str | Path | dict | None = None, *, listen: list[str] 
             cfg.insert_json5("connect/endpoints", "[]")
         if cfg.get_json("scouting/multicast/enabled") == "null":
             cfg.insert_json5("scouting/multicast/enabled", "false")
+        limit_message_size(cfg)  # a 150 MB put is dropped on arrival, not reassembled
     except zenoh.ZError as exc:
         raise TransportError(f"invalid zenoh router endpoints listen={listen!r}: {exc}") from exc
     return cfg

@@ -10,12 +10,15 @@ your private CA; `tools/zenoh_certs.py` makes them) and applies the rules below,
 |----------------------------|-----------------------------------------------------------------|
 | its producers              | put `<cid>` and `<cid>/metadata`, declare liveliness tokens     |
 |                            | `<cid>/@tactile_producer/*`; learn of subscribers (so they send) |
-| consumers (trackers, recorders) | subscribe to `<cid>/**` (samples, liveliness, its history) |
+| consumers (trackers, recorders) | subscribe to `<cid>/**` (samples) and                    |
+|                            | `<cid>/@tactile_producer/*` (liveliness, its history)           |
 
 A client whose certificate is not signed by the CA cannot connect at all; a client with a valid
 certificate but a CN the rules do not name for that collection has its puts dropped at the router:
 they never reach a tracker or a recording. Configurations are plain Zenoh JSON5 (dicts here), so
-they can be written to files and passed as `--zenoh-config`.
+they can be written to files and passed as `--zenoh-config`; each sets Zenoh's message-size limit
+to the contract's largest record plus envelope (`zenoh_transport.MAX_MESSAGE_SIZE`), also for a
+router started by another Zenoh tool from the written file.
 """
 from __future__ import annotations
 
@@ -24,12 +27,12 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from ..contract.naming import METADATA_SUFFIX, validate_collection_id
-from .zenoh_transport import LIVELINESS_CHUNK
+from .zenoh_transport import LIVELINESS_CHUNK, MAX_MESSAGE_SIZE
 
 
 def _tls(certs: Path, name: str, *, server: bool) -> dict:
     side = "listen" if server else "connect"
-    return {"link": {"tls": {
+    return {"link": {"rx": {"max_message_size": MAX_MESSAGE_SIZE}, "tls": {
         "root_ca_certificate": str(certs / "ca.pem"),
         f"{side}_private_key": str(certs / f"{name}.key"),
         f"{side}_certificate": str(certs / f"{name}.pem"),
@@ -57,7 +60,8 @@ def access_control(producers: Mapping[str, Sequence[str]], consumers: Sequence[s
         ]
         subjects.append({"id": f"producers {i}", "cert_common_names": list(names)})
         policies.append({"rules": [f"publish {cid}", f"interest {cid}"], "subjects": [f"producers {i}"]})
-        consumer_keys.append(f"{cid}/**")
+        # `**` never matches the verbatim `@tactile_producer` chunk: the liveliness keys are named.
+        consumer_keys += [f"{cid}/**", f"{cid}/{LIVELINESS_CHUNK}/*"]
     if consumers:
         rules += [
             {"id": "subscribe", "permission": "allow", "flows": ["ingress"],

@@ -17,10 +17,13 @@ Default network configuration (no `config` given) — loopback only, never all i
   ephemeral one;
 - connect to `tcp/127.0.0.1:7447`; peers learn each other's loopback endpoints by gossip over
   that connection and connect directly, so any set of processes on one machine finds each other.
+- Zenoh's own message-size limit (`transport/link/rx/max_message_size`, Zenoh's default 1 GiB)
+  is `MAX_MESSAGE_SIZE`: the contract's largest record plus the message envelope, so a peer's
+  150 MB put is discarded by Zenoh as it arrives instead of being reassembled in memory.
 A user `config` (path of a JSON5 file, a JSON5 string, or a dict) is Zenoh's own configuration;
-settings it leaves at Zenoh's built-in defaults for listen endpoints, connect endpoints and
-multicast scouting get the loopback defaults above (Zenoh's own default would listen on all
-interfaces). Explicit `listen=` / `connect=` endpoint lists override both.
+settings it leaves at Zenoh's built-in defaults for listen endpoints, connect endpoints,
+multicast scouting and the message-size limit get the defaults above (Zenoh's own default would
+listen on all interfaces). Explicit `listen=` / `connect=` endpoint lists override both.
 
 Zenoh calls back from its own threads: callbacks only put into the subscription's
 `queue.SubscriptionQueue` (bounded by events and bytes; overflow, oversize payloads — refused
@@ -40,6 +43,7 @@ from typing import Any
 import zenoh
 
 from ..contract.naming import Stream, stream_key, validate_collection_id
+from ..contract.records import DEFAULT_MAX_FLATBUFFER_SIZE, TRACKER_METADATA_MAX_SIZE
 from ..errors import TransportError
 from .base import DEFAULT_QUEUE_BYTES, DEFAULT_QUEUE_LIMIT, LivelinessChange, Message, ProducerLink, Subscription, Transport
 from .queue import QueuedSubscription, SubscriptionQueue
@@ -50,6 +54,12 @@ DEFAULT_PORT = 7447
 ATTACHMENT = struct.Struct("<QQ")
 #: Verbatim key chunk under which producers declare liveliness tokens.
 LIVELINESS_CHUNK = "@tactile_producer"
+#: Largest Zenoh message a session accepts [bytes]: the contract's largest record (a metadata
+#: record a tracker adopts, 256 KiB; a force record is at most 8 KiB by default) plus 4 KiB for
+#: the key, the attachment and Zenoh's headers. Larger messages are dropped by Zenoh on arrival
+#: (the link stays up). A tracker configured for larger records needs a config raising it.
+MAX_MESSAGE_SIZE = max(DEFAULT_MAX_FLATBUFFER_SIZE, TRACKER_METADATA_MAX_SIZE) + 4096
+MESSAGE_SIZE_KEY = "transport/link/rx/max_message_size"
 _unpack_attachment = ATTACHMENT.unpack
 _monotonic_ns = time.monotonic_ns
 _new_tuple = tuple.__new__
@@ -111,6 +121,13 @@ def load_config(config: str | Path | dict | None = None) -> zenoh.Config:
     return cfg
 
 
+def limit_message_size(cfg: zenoh.Config) -> zenoh.Config:
+    """Set Zenoh's message-size limit to `MAX_MESSAGE_SIZE` unless the config sets its own."""
+    if cfg.get_json(MESSAGE_SIZE_KEY) == zenoh.Config().get_json(MESSAGE_SIZE_KEY):
+        cfg.insert_json5(MESSAGE_SIZE_KEY, str(MAX_MESSAGE_SIZE))
+    return cfg
+
+
 def build_config(config: str | Path | dict | None = None, *, listen: list[str] | None = None,
                  connect: list[str] | None = None) -> zenoh.Config:
     """The Zenoh configuration a `ZenohTransport` opens with (see module doc for the rules)."""
@@ -139,6 +156,7 @@ def build_config(config: str | Path | dict | None = None, *, listen: list[str] |
             cfg.insert_json5("connect/endpoints", json.dumps(list(connect)))
         if cfg.get_json("scouting/multicast/enabled") == "null":
             cfg.insert_json5("scouting/multicast/enabled", "false")
+        limit_message_size(cfg)
     except zenoh.ZError as exc:
         raise TransportError(f"invalid zenoh endpoints listen={listen!r} connect={connect!r}: {exc}") from exc
     return cfg
@@ -295,6 +313,11 @@ class ZenohTransport(Transport):
     def peers(self) -> list[str]:
         """Zenoh ids of the peers this session is connected to."""
         return [str(z) for z in self.session.info.peers_zid()]
+
+    def connected_zids(self) -> list[str]:
+        """Zenoh ids of every peer and router this session is connected to (empty: nobody)."""
+        info = self.session.info
+        return [str(z) for z in info.peers_zid()] + [str(z) for z in info.routers_zid()]
 
     def close(self) -> None:
         if self._closed:

@@ -478,7 +478,27 @@ def connect_sdk_hand(*, side: str | None = None, sn: str | None = None, address:
         except offline_error_types() + sdk_error_types() as exc:
             raise ProducerError(f"could not connect to {target}: {exc}") from exc
 
-    hand = retry(connect, policy, f"connecting to {target}")
+    def absent(_exc: BaseException) -> str | None:
+        """Why retrying cannot help: the SDK's search already ran (USB, the local network and, for
+        a serial number, other SDK instances over its bridge, ~15 s not bounded by timeout_ms) and
+        a fresh scan does not list the target either. None (retry) when it is listed or the scan fails."""
+        try:
+            found = list(bounded(manager.scan, policy.timeout_s, "scanning for Wuji devices"))
+        except (ProducerError,) + sdk_error_types():
+            return None
+        listed = [str(getattr(d, "sn", "")) for d in found]
+        if sn:
+            present = sn in listed
+        elif address:
+            present = any(str(getattr(d, "address", "")) == address for d in found)
+        else:  # the SDK's side convention: serial number character 4 is 'K' (right) or 'J' (left)
+            present = any(len(x) > 3 and x[3] == ("K" if side == "right" else "J") for x in listed)
+        if present:
+            return None
+        bridge = "; the SDK's search included other SDK instances over its bridge (~15 s)" if sn else ""
+        return f"{target} is not on USB or the network (a fresh scan lists {', '.join(listed) or 'no device'}){bridge}"
+
+    hand = retry(connect, policy, f"connecting to {target}", give_up=absent)
     if not hasattr(hand, "fingertip_thumb_info") and not hasattr(hand, "get_fingertip_info"):
         raise ProducerError(f"connected device {type(hand).__name__} is not a Wuji Hand 2 (no fingertip sensors)")
     device = SdkFingertipDevice(hand, owns_connection=True, policy=policy)

@@ -79,10 +79,12 @@ def is_timeout(exc: BaseException) -> bool:
 
 
 def retry(fn: Callable[[], T], policy: RetryPolicy, what: str, *, sleep: Callable[[float], None] = time.sleep,
-          on_failure: Callable[[BaseException, int], None] | None = None) -> T:
+          on_failure: Callable[[BaseException, int], None] | None = None,
+          give_up: Callable[[BaseException], str | None] | None = None) -> T:
     """Call `fn` (each call bounded by `policy.timeout_s`) until it succeeds or `policy.attempts`
     tries failed; FingerOfflineError is not retried. The last failure is raised as a
-    ProducerError subclass naming `what`, the attempts and the cause."""
+    ProducerError subclass naming `what`, the attempts and the cause. `give_up(exc)`: a reason
+    not to retry (e.g. the target is not there at all), raised at once, or None to go on."""
     failures = 0
     while True:
         try:
@@ -93,6 +95,9 @@ def retry(fn: Callable[[], T], policy: RetryPolicy, what: str, *, sleep: Callabl
             failures += 1
             if on_failure is not None:
                 on_failure(exc, failures)
+            reason = give_up(exc) if give_up is not None and failures < policy.attempts else None
+            if reason is not None:
+                raise type(exc)(f"{what}: {exc}; {reason} (failed {failures} time(s), not retried)") from exc
             if failures >= policy.attempts:
                 cls = DeviceTimeoutError if is_timeout(exc) else type(exc)
                 raise cls(f"{what}: failed {failures} time(s), giving up: {exc}") from exc
