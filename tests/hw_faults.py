@@ -8,7 +8,8 @@ prints the fault-injection table of docs/hardware.md (fault → behaviour, time 
 from __future__ import annotations
 
 import time
-from typing import Callable, NamedTuple
+from typing import NamedTuple
+from collections.abc import Callable
 
 import numpy as np
 

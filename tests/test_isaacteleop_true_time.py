@@ -88,5 +88,5 @@ def test_inspect_shows_the_recordings_wall_clock_start_and_end(tmp_path):
     report = inspect_file(path)
     start, end = report.wall_clock
     assert before <= start <= end <= after and end - start >= 9 * 20_000_000 * 0.9
-    utc = lambda ns: datetime.datetime.fromtimestamp(ns / 1e9, datetime.timezone.utc).isoformat(timespec="milliseconds")
+    utc = lambda ns: datetime.datetime.fromtimestamp(ns / 1e9, datetime.UTC).isoformat(timespec="milliseconds")
     assert f"wall clock: {utc(start)} .. {utc(end)} UTC" in report.text()

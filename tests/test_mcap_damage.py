@@ -17,7 +17,7 @@ from wuji_tactile_device.recording import McapReplay
 from wuji_tactile_device.recording.inspect import inspect_file
 from wuji_tactile_device.recording.repair import recover
 from wuji_tactile_device.streams.tracker import TactileTracker
-from wuji_tactile_device.streams.base import Message, Stream
+from wuji_tactile_device.streams.base import Stream
 
 FRAMES, PER_CHUNK = 120, 15  # 8 chunks of 15 frames (the first also holds the metadata)
 

@@ -6,17 +6,17 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.image  # noqa: E402
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.image
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
 
-from retargeting_helpers import CurvedPadLayout, press_profile, record_synthetic  # noqa: E402
-from wuji_tactile_device.errors import DataLayoutError, RecordingError, TactileError  # noqa: E402
-from wuji_tactile_device.contract import HandJoint  # noqa: E402
-from wuji_tactile_device.contract import TactileMetadata  # noqa: E402
-from wuji_tactile_device.contract.pads import FINGERS, pad_layout, pad_resultants  # noqa: E402
-from wuji_tactile_device.plot import (load_recording, plot_layout, plot_recording, plot_resultants,  # noqa: E402
+from retargeting_helpers import CurvedPadLayout, press_profile, record_synthetic
+from wuji_tactile_device.errors import DataLayoutError, RecordingError, TactileError
+from wuji_tactile_device.contract import HandJoint
+from wuji_tactile_device.contract import TactileMetadata
+from wuji_tactile_device.contract.pads import FINGERS, pad_layout, pad_resultants
+from wuji_tactile_device.plot import (load_recording, plot_layout, plot_recording, plot_resultants,
                                       plot_taxel_maps)
 
 

@@ -10,19 +10,19 @@ import pytest
 
 pytest.importorskip("isaacteleop", reason="the isaacteleop extra is not installed")
 
-from isaacteleop.retargeters.tactile_retargeters import TactileVectorToFingerPower  # noqa: E402
-from isaacteleop.retargeting_engine.interface import TensorGroup, ValueInput  # noqa: E402
-from isaacteleop.retargeting_engine.tensor_types import HandInput  # noqa: E402
+from isaacteleop.retargeters.tactile_retargeters import TactileVectorToFingerPower
+from isaacteleop.retargeting_engine.interface import TensorGroup, ValueInput
+from isaacteleop.retargeting_engine.tensor_types import HandInput
 
-from retargeting_helpers import DISTAL, CurvedPadLayout, homogeneous, pose_of, rot  # noqa: E402
-from wuji_tactile_device.contract import geometry  # noqa: E402
-from wuji_tactile_device.errors import DataLayoutError, TactileError  # noqa: E402
-from wuji_tactile_device.contract import HandJoint  # noqa: E402
-from wuji_tactile_device.streams.publisher import TactilePublisher  # noqa: E402
-from wuji_tactile_device.integrations.isaacteleop import (PadForceMagnitude, TactileLayoutIndex, TactileSource,  # noqa: E402
+from retargeting_helpers import DISTAL, CurvedPadLayout, homogeneous, pose_of, rot
+from wuji_tactile_device.contract import geometry
+from wuji_tactile_device.errors import DataLayoutError, TactileError
+from wuji_tactile_device.contract import HandJoint
+from wuji_tactile_device.streams.publisher import TactilePublisher
+from wuji_tactile_device.integrations.isaacteleop import (PadForceMagnitude, TactileLayoutIndex, TactileSource,
                                              TaxelSkinning)
-from wuji_tactile_device.streams.tracker import TactileTracker  # noqa: E402
-from wuji_tactile_device.streams.inproc import InProcessBus  # noqa: E402
+from wuji_tactile_device.streams.tracker import TactileTracker
+from wuji_tactile_device.streams.inproc import InProcessBus
 
 CID = "tactile/right"
 

@@ -20,14 +20,14 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import numpy as np  # noqa: E402
-from streams_helpers import small_metadata  # noqa: E402
+import numpy as np
+from streams_helpers import small_metadata
 
-from wuji_tactile_device.errors import TactileError  # noqa: E402
-from wuji_tactile_device.recording import McapRecorder, McapReplay  # noqa: E402
-from wuji_tactile_device.streams import TactilePublisher, TactileTracker  # noqa: E402
-from wuji_tactile_device.streams.zenoh_router import ZenohRouter  # noqa: E402
-from wuji_tactile_device.streams.zenoh_transport import ZenohTransport  # noqa: E402
+from wuji_tactile_device.errors import TactileError
+from wuji_tactile_device.recording import McapRecorder, McapReplay
+from wuji_tactile_device.streams import TactilePublisher, TactileTracker
+from wuji_tactile_device.streams.zenoh_router import ZenohRouter
+from wuji_tactile_device.streams.zenoh_transport import ZenohTransport
 
 CID = "tactile/right"
 

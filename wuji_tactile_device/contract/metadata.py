@@ -19,7 +19,7 @@ their structure instead; the rule is `records.root_table`'s.
 from __future__ import annotations
 
 import dataclasses
-from typing import Iterable, NamedTuple
+from typing import NamedTuple
 
 import flatbuffers
 import numpy as np
@@ -111,7 +111,7 @@ class TactileMetadata:
         """The LBS arrays by field name, in declaration order."""
         return {spec.name: getattr(self, spec.name) for spec in ARRAY_FIELDS}
 
-    def validate(self) -> "TactileMetadata":
+    def validate(self) -> TactileMetadata:
         """Check every contract rule; raise `MetadataValidationError` naming the rule and the
         offending taxel / slot / joint. Returns self for chaining."""
         validate_metadata(self)
@@ -131,12 +131,12 @@ class TactileMetadata:
         return bytes(builder.Output())
 
     @classmethod
-    def decode(cls, buf: bytes, *, max_size: int | None = None) -> "TactileMetadata":
+    def decode(cls, buf: bytes, *, max_size: int | None = None) -> TactileMetadata:
         """Verify and decode a `TactileMetadata` FlatBuffer (rules are not validated here)."""
         n = flatbuf.check_size(buf, max_size, "TactileMetadata")
         return read_metadata_table(buf, n, root_table(buf, n, METADATA_FILE_IDENTIFIER, "TactileMetadata"))
 
-    def difference(self, other: "TactileMetadata") -> str:
+    def difference(self, other: TactileMetadata) -> str:
         """Name the first field where `other` differs from this layout ('' when equal)."""
         if self.num_taxels != other.num_taxels or self.num_segments != other.num_segments:
             return (f"{other.num_segments} segments / {other.num_taxels} taxels vs adopted "

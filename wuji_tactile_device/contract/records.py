@@ -17,7 +17,7 @@ alignment, required fields present) — structure, not the identifier, decides.
 from __future__ import annotations
 
 import struct
-from functools import lru_cache
+from functools import lru_cache, cache
 from importlib import resources
 from typing import NamedTuple
 
@@ -47,7 +47,7 @@ _BFBS_FILES = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def bfbs(root_name: str) -> bytes:
     """The binary schema (.bfbs) whose root table is `root_name`, as stored in MCAP schemas."""
     try:

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any, Iterable, Sequence
+from typing import Any
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -114,7 +115,7 @@ PAD_FRAME_TEXT = "pad frame (distal segment bind axes, OpenXR: +Y toward nail, +
 class _Hand:
     """Per-collection state: channels, layout, current segment poses."""
 
-    def __init__(self, view: "FoxgloveView", collection_id: str, index: int):
+    def __init__(self, view: FoxgloveView, collection_id: str, index: int):
         fg = view._fg
         ctx = view.context
         self.collection_id = collection_id
@@ -435,7 +436,7 @@ class FoxgloveView:
         if mcap is not None:
             mcap.close()
 
-    def __enter__(self) -> "FoxgloveView":
+    def __enter__(self) -> FoxgloveView:
         return self
 
     def __exit__(self, *exc: object) -> None:

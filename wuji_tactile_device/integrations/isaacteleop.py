@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import time
 from enum import IntEnum
-from typing import Any, Iterator, NamedTuple
+from typing import Any, NamedTuple
+from collections.abc import Iterator
 
 import numpy as np
 

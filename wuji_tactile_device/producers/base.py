@@ -32,7 +32,8 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 
@@ -136,7 +137,7 @@ class Producer(ABC):
     def close(self) -> None:
         """Release devices and files. Idempotent."""
 
-    def __enter__(self) -> "Producer":
+    def __enter__(self) -> Producer:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -319,7 +320,7 @@ class ProducerRunner:
         if self.publisher is not None and self._owns_publisher:
             self.publisher.close()
 
-    def __enter__(self) -> "ProducerRunner":
+    def __enter__(self) -> ProducerRunner:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -13,7 +13,7 @@ Teleop 1.5 replays only uncompressed MCAP: record such files with `compression="
 """
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from ..errors import CorruptChunkError, ReadLimitError, RecordingError, TactileError
 from ..contract import TRACKER_METADATA_MAX_SIZE, decode_metadata_record, decode_tactile_record
 from ..contract.naming import Stream, stream_key
-from . import json_channel, naming
+from . import json_channel
 from .replay import index_difference, streams_of
 from .clock_anchor import wall_clock_span_of
 from .scan import FileView, ReadBudget, Scan, read_chunk, read_partial_chunk, scan
@@ -140,7 +140,7 @@ class InspectReport:
 
 
 def _utc(epoch_ns: int) -> str:
-    return datetime.datetime.fromtimestamp(epoch_ns / 1e9, datetime.timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.datetime.fromtimestamp(epoch_ns / 1e9, datetime.UTC).isoformat(timespec="milliseconds")
 
 
 def inspect_file(path: str | os.PathLike) -> InspectReport:

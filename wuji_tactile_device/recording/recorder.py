@@ -83,7 +83,7 @@ class McapRecorder:
         if not flush_period_s > 0:
             raise RecordingError(f"flush_period_s must be > 0 s, got {flush_period_s}")
         meta = {"package": "wuji_tactile_device", "package_version": __version__,
-                "recording_started_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                "recording_started_utc": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
                 "clock": "log and publish times are ns of the producer's monotonic clock (not the epoch)"}
         for k, v in (file_metadata or {}).items():
             if not isinstance(k, str) or not isinstance(v, str):
@@ -457,7 +457,7 @@ class McapRecorder:
         if self._closed:
             raise RecordingError(f"recorder for {self.path} is closed")
 
-    def __enter__(self) -> "McapRecorder":
+    def __enter__(self) -> McapRecorder:
         return self
 
     def __exit__(self, *exc: object) -> None:

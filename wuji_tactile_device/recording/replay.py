@@ -34,7 +34,7 @@ import re
 import time
 import warnings
 from collections import deque
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from ..contract.naming import (DATA_RECORD_SCHEMA_NAME, METADATA_RECORD_SCHEMA_NAME, Stream, parse_stream_key,
                                validate_collection_id)
@@ -245,7 +245,7 @@ class McapReplay:
         self._exhausted = True
         self._view.close()
 
-    def __enter__(self) -> "McapReplay":
+    def __enter__(self) -> McapReplay:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -300,7 +300,7 @@ class McapReplay:
             self._peek = None
 
     # -- the cursor ----------------------------------------------------------------------------
-    def _pump(self, sub: "_ReplaySubscription", want: int | None) -> None:
+    def _pump(self, sub: _ReplaySubscription, want: int | None) -> None:
         """Move events from the file to the subscription queues. As fast as possible: until `sub`
         holds `want` events (None: one data message). Paced: every event due by now."""
         if self._gen is None:

@@ -156,7 +156,7 @@ class Transport(ABC):
     def close(self) -> None:
         """Close every link and subscription of this transport. Idempotent."""
 
-    def __enter__(self) -> "Transport":
+    def __enter__(self) -> Transport:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -31,7 +31,8 @@ import time
 from collections import deque
 from operator import itemgetter
 from dataclasses import dataclass
-from typing import Iterator, NamedTuple, Protocol
+from typing import NamedTuple, Protocol
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -276,7 +277,7 @@ class TactileTracker:
             self._closed = True
             self._subscription.close()
 
-    def __enter__(self) -> "TactileTracker":
+    def __enter__(self) -> TactileTracker:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -36,7 +36,7 @@ import logging
 import math
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from ...hands.wuji_hand2 import FINGERS
 from .device import FingertipFrame

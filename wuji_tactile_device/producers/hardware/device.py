@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Callable, NamedTuple, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
+from collections.abc import Callable
 
 from ...errors import DeviceDisconnectedError, FingerOfflineError, HandednessMismatchError, ProducerError
 from ...hands.wuji_hand2 import FINGERS

@@ -30,7 +30,8 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping, NamedTuple, Sequence
+from typing import NamedTuple
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -50,7 +51,7 @@ from .recovery import Backoff, RetryPolicy, bounded, is_timeout
 from .hand_pose import HAND_JOINTS_EXTRA, HandPoseRecorder, as_base_pose, base_space_description
 from .health_topic import HealthRecorder
 from .joint_states import JointPairing, default_max_age_us
-from .resultant_topic import FingerResultant, ResultantRecorder, TickResultants  # noqa: F401 (re-exported)
+from .resultant_topic import FingerResultant, ResultantRecorder, TickResultants
 
 log = logging.getLogger(__name__)
 
@@ -500,7 +501,7 @@ class HardwareProducer(Producer):
         if self.on_event is not None:
             self.on_event(ev)
 
-    def _decode(self, finger: _Finger, fr: FingertipFrame) -> "_DecodedFrame | None":
+    def _decode(self, finger: _Finger, fr: FingertipFrame) -> _DecodedFrame | None:
         """Decode an accepted frame now, with the format (and full scale) it was checked against —
         a later info revision must not reinterpret frames already queued. None (frame dropped,
         counted as malformed) when an f32 field carries NaN/inf."""
@@ -521,7 +522,7 @@ class HardwareProducer(Producer):
             resultant = FingerResultant(fr.finger, agg.force, tip, agg.temperature_c, fr.timestamp_us)
         return _DecodedFrame(fr.finger, fr.seq, fr.timestamp_us, fr.received_ns, values, resultant)
 
-    def _to_frame(self, tick: list["_DecodedFrame"]) -> Frame:
+    def _to_frame(self, tick: list[_DecodedFrame]) -> Frame:
         dev = self._device_forces
         ts_sum = 0
         resultants: dict[str, FingerResultant] = {}

@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
-from typing import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 from ...errors import FingerOfflineError, ProducerError
 from ...hands.wuji_hand2 import FINGERS

@@ -106,7 +106,7 @@ class BatchedScenes:
             self._pool.shutdown()
             self._pool = None
 
-    def __enter__(self) -> "BatchedScenes":
+    def __enter__(self) -> BatchedScenes:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -24,7 +24,7 @@ the pad force images are in `Frame.extras[EXTRA_FORCE_IMAGES]`.
 from __future__ import annotations
 
 import time
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
