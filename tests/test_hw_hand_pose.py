@@ -262,7 +262,7 @@ def test_each_hand_record_carries_the_tactile_records_timestamp_and_log_time(pre
     assert len(tactile) == FRAMES
     for side in ("right", "left"):
         hand = msgs[f"hands/{side}_hand"]
-        for (lt, pt, data, _), (tlt, tpt, tdata, _) in zip(hand, tactile):
+        for (lt, pt, data, _), (tlt, tpt, tdata, _) in zip(hand, tactile, strict=True):
             assert (lt, pt) == (tlt, tpt)
             assert decode_hand_pose_record(data).timestamp == decode_tactile_record(tdata).timestamp
 

@@ -44,7 +44,7 @@ def test_round_trip_is_bit_exact_for_forces_metadata_and_timestamps(tmp_path):
             frames = got[tr.collection_id]
             assert len(frames) == 300
             assert [f.sequence for f in frames] == list(range(300))
-            for f, expected in zip(frames, sent[tr.collection_id]):
+            for f, expected in zip(frames, sent[tr.collection_id], strict=True):
                 assert f.forces.tobytes() == expected.tobytes()  # bit for bit, −0.0 and subnormals included
             assert [f.timestamp.sample_time_local_common_clock for f in frames] == \
                 [1_000_000_000 + i * STEP_NS for i in range(300)]

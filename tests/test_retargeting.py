@@ -224,7 +224,7 @@ def test_skinning_matches_the_core_lbs_and_rigid_transforms(layout):
     source, graph = _skinning_graph(layout, bus)
     bent = _bent(layout)
     joint_m = {int(HandJoint.WRIST): T_BASE_WRIST}
-    joint_m.update({int(j): T_BASE_WRIST @ c for j, c in zip(DISTAL, bent)})
+    joint_m.update({int(j): T_BASE_WRIST @ c for j, c in zip(DISTAL, bent, strict=True)})
     forces = _frame(layout.num_taxels, 7)
     with TactilePublisher(CID, layout.metadata, bus) as publisher:
         publisher.publish(forces, sample_time_ns=1)
@@ -286,7 +286,7 @@ def test_skinning_blended_taxel_positions_blend_and_forces_refuse():
     source, graph = _skinning_graph(layout, bus)
     bent = _bent(layout)
     joint_m = {int(HandJoint.WRIST): T_BASE_WRIST}
-    joint_m.update({int(j): T_BASE_WRIST @ c for j, c in zip(DISTAL, bent)})
+    joint_m.update({int(j): T_BASE_WRIST @ c for j, c in zip(DISTAL, bent, strict=True)})
     TactilePublisher(CID, layout.metadata, bus)
     out = graph.execute_pipeline({"hand": {"value": _hand_group(joint_m)}})
     p = layout.taxel_m[4, :, 3]

@@ -76,7 +76,7 @@ def publish(client_config: str, value: float, frames: int) -> dict:
     time.sleep(1.0)  # let the router's subscriber declaration reach this client
     with transport, TactilePublisher(CID, md, transport, metadata_period_s=0.2) as pub:
         forces = np.full((md.num_taxels, 3), value, np.float32)
-        for i in range(frames):
+        for _ in range(frames):
             pub.publish(forces, sample_time_ns=time.monotonic_ns())
             time.sleep(0.01)
         time.sleep(0.5)

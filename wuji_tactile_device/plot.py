@@ -103,7 +103,7 @@ def plot_resultants(times_s: np.ndarray, resultants: np.ndarray, *, title: str =
                 ax.set_ylabel(f"{finger}\nforce [N]")
             if pad == NUM_PADS - 1:
                 ax.set_xlabel("time since first frame [s]")
-    for pad, finger in enumerate(FINGERS):
+    for pad in range(len(FINGERS)):
         if magnitude[:, pad].max(initial=0.0) < NO_LOAD_N:  # else the axis autoscales float noise to ±1e-17
             axes[pad, 0].set_ylim(-10 * NO_LOAD_N, 10 * NO_LOAD_N)
             axes[pad, 1].text(0.5, 0.75, f"no load: |F| < {NO_LOAD_N * 1e3:g} mN throughout", ha="center",
@@ -240,7 +240,7 @@ def plot_layout(metadata: TactileMetadata, forces: np.ndarray, *, vmax: float | 
     views = ((0, "x [mm] (wrist frame)", "palm view (looking from the palm, toward the back of the hand)"),
              (1, "y [mm] (wrist frame, + back of hand)", "side view (looking along -x)"))
     sc = None
-    for ax, (h, xlabel, name) in zip(axes, views):
+    for ax, (h, xlabel, name) in zip(axes, views, strict=True):
         m = magnitude[order]
         colours = np.where(m == 0, np.nan, m)
         sc = ax.scatter(pos[order, h], pos[order, 2], c=colours, cmap=_cmap("viridis"), vmin=0.0, vmax=rng,

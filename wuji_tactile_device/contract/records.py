@@ -378,7 +378,7 @@ class ForceRecordCodec:
         forces = np.frombuffer(b"".join(payloads), np.float32).reshape(k, size // 4)[:, first : first + 3 * n]
         finite = _isfinite(forces)
         if not finite.all():  # rare: find the frames with a non-finite force
-            ok = [o and f for o, f in zip(ok, finite.all(axis=1).tolist())]
+            ok = [o and f for o, f in zip(ok, finite.all(axis=1).tolist(), strict=True)]
         return ok, forces.reshape(k, n, 3)
 
     def timestamp(self, payload: bytes) -> DeviceDataTimestamp:

@@ -113,10 +113,10 @@ class Producer(ABC):
         (e.g. several ticks assembled by one device poll): the runner takes it in the same pass."""
         return False
 
-    def on_published(self, frame: Frame, sequence: int, timestamp: DeviceDataTimestamp) -> None:
+    def on_published(self, frame: Frame, sequence: int, timestamp: DeviceDataTimestamp) -> None:  # noqa: B027 - optional hook, a no-op unless overridden
         """Called after `frame` went out as data record `sequence` with `timestamp`."""
 
-    def enable_hand_poses(self) -> None:
+    def enable_hand_poses(self) -> None:  # noqa: B027 - optional hook, a no-op unless overridden
         """Ask for the hand's joint poses in every frame's `extras` (`EXTRA_HAND_JOINT_POSES`),
         e.g. for a live view. Default: ignored (the producer does not know the hand's pose)."""
 
@@ -134,7 +134,7 @@ class Producer(ABC):
         """The producer's own counters (a `Counters` dataclass), if it keeps any."""
         return None
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional hook, a no-op unless overridden
         """Release devices and files. Idempotent."""
 
     def __enter__(self) -> Producer:

@@ -447,7 +447,7 @@ class _CsvSink(_Sink):
                 head = ",".join([t, *(str(int(values[c.name])) for c in self.columns if c.name != "forces")])
                 forces = np.asarray(values["forces"], dtype=np.float32)
                 taxels = np.arange(forces.shape[0])
-                lines += [f"{head},{k},{x:.9g},{y:.9g},{z:.9g}" for k, (x, y, z) in zip(taxels, forces.tolist())]
+                lines += [f"{head},{k},{x:.9g},{y:.9g},{z:.9g}" for k, (x, y, z) in zip(taxels, forces.tolist(), strict=True)]
             else:
                 cells = [t]
                 for c in self.columns:

@@ -375,7 +375,7 @@ class TactileTracker:
         k = 0
         try:
             if checked is None:  # not all of this layout's size: one by one
-                for k, message in enumerate(chunk):
+                for k, message in enumerate(chunk):  # noqa: B007 - k is read by the except clause
                     delivered += on_data(message)
                 return delivered, start + len(chunk)
             ok, forces = checked

@@ -266,7 +266,8 @@ class ZenohTransport(Transport):
         validate_collection_id(collection_id)
         with self._lock:
             self._check_open()
-            if any(l.collection_id == collection_id and l.producer_session == producer_session for l in self._links):
+            if any(link.collection_id == collection_id and link.producer_session == producer_session
+                   for link in self._links):
                 raise TransportError(f"collection {collection_id!r}: producer session "
                                      f"{producer_session:016x} is already open")
             link = ZenohProducerLink(self.session, collection_id, producer_session, self._forget)

@@ -21,7 +21,7 @@ def simulation_layout(side: str) -> dict[str, np.ndarray]:
     per finger (P, 7) taxel poses in tip_sensor_frame (synthetic sensing locations, not measured)."""
     from ..sim.taxels import taxel_poses_in_distal  # MuJoCo only when a fallback is asked for
 
-    return dict(zip(FINGERS, taxel_poses_in_distal(side)))
+    return dict(zip(FINGERS, taxel_poses_in_distal(side), strict=True))
 
 
 class SimulationTick(NamedTuple):

@@ -243,7 +243,7 @@ class HardwareProducer(Producer):
     # ----- start-up and re-confirmation -----
     def _confirm_all(self) -> dict[str, _Finger]:
         online = self.device.fingertip_online()
-        off = [f for f, ok in zip(FINGERS, online) if not ok]
+        off = [f for f, ok in zip(FINGERS, online, strict=True) if not ok]
         if off:
             raise FingerOfflineError(tuple(off), f"fingertip module(s) offline: {', '.join(off)} "
                                      "(fingertip_online() is False); check that they are attached and powered")
@@ -425,7 +425,7 @@ class HardwareProducer(Producer):
         if getattr(self.device, "connected", True):
             try:
                 online = dict(zip(FINGERS, bounded(self.device.fingertip_online, self.config.recovery.timeout_s,
-                                                   "fingertip_online()")))
+                                                   "fingertip_online()"), strict=True))
             except Exception as exc:  # noqa: BLE001 - report the original cause, keep the stall reported
                 log.warning("fingertip_online() failed while reporting a stall: %s", exc)
         why = ", ".join(f"{s.name} ({'offline' if online.get(s.name) is False else 'stalled: no frames'})" for s in gone)

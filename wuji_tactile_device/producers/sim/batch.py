@@ -71,7 +71,7 @@ class BatchedScenes:
         ctrl = np.asarray(ctrl, dtype=np.float64)
         if ctrl.shape != (self.scenes, self.model.nu):
             raise ValueError(f"ctrl must have shape ({self.scenes}, {self.model.nu}), got {ctrl.shape}")
-        for d, c in zip(self.datas, ctrl):
+        for d, c in zip(self.datas, ctrl, strict=True):
             d.ctrl[:] = c
 
     def _step_group(self, datas: list) -> None:
