@@ -52,7 +52,8 @@ def frame(obj: dict, raw_points, agg=(1.5, -2.5, 3.25, 3150)) -> bytes:
     stride = obj["point_stride"]
     out = bytearray(obj["point_count"] * stride + obj["aggregate_stride"])
     for k, values in enumerate(raw_points):
-        for f, v in zip(obj["point_fields"], values, strict=True):
+        # the first fields get the given raw values; any further (extra) field stays zero
+        for f, v in zip(obj["point_fields"][: len(values)], values, strict=True):
             struct.pack_into("<" + STRUCT[f["type"]], out, k * stride + f["offset"], v)
     if obj["aggregate_stride"]:
         base = obj["point_count"] * stride

@@ -72,7 +72,7 @@ def test_truncation_at_many_points_keeps_every_complete_chunk(intact, tmp_path):
             assert f"{cut_chunk.message_start_time} .. {cut_chunk.message_end_time} ns" in text
         assert len(frames) == expected, cut
         assert [f.sequence for f in frames] == list(range(expected))
-        assert all(f.forces.tobytes() == s.tobytes() for f, s in zip(frames, sent, strict=True))
+        assert all(f.forces.tobytes() == s.tobytes() for f, s in zip(frames, sent[:expected], strict=True))  # a prefix survives
         if expected:
             assert tr.get_metadata() == md
         # recover writes a complete file with exactly those messages, readable by the official reader
