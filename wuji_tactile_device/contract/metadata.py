@@ -19,7 +19,7 @@ their structure instead; the rule is `records.root_table`'s.
 from __future__ import annotations
 
 import dataclasses
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import flatbuffers
 import numpy as np
@@ -52,7 +52,8 @@ class ArrayField(NamedTuple):
 WIRE_ELEMENT = {"pose": ("<f4", 28), "index": ("<u2", 2), "weight": ("<f4", 4)}
 
 
-def _array(width: int, rows: str, kind: str, schema_id: int, dtype: type) -> dataclasses.Field:
+def _array(width: int, rows: str, kind: str, schema_id: int, dtype: type) -> Any:
+    # A field specifier, typed as the field's value the way `dataclasses.field` itself is.
     return dataclasses.field(metadata={"array": (width, rows, kind, schema_id, dtype)})
 
 
@@ -77,7 +78,7 @@ def _shaped(spec: ArrayField, value: object) -> np.ndarray:
         if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
             raise MetadataValidationError("segment index range",
                                           f"{name} must hold integers, got {arr.dtype} values that are not")
-    out = np.array(arr.astype(spec.dtype), copy=True, order="C")
+    out: np.ndarray = np.array(arr.astype(spec.dtype), copy=True, order="C")
     out.flags.writeable = False
     return out
 

@@ -182,8 +182,9 @@ def hand_kinematics(side: str) -> HandKinematics:
                 actuator=f"{p}{ACTUATOR_STEM[finger]}J{i}",
                 pos=_mirror_pos(pos, left), quat_wxyz=_mirror_quat(quat, left),
                 axis=flex_axis if kind == "flex" else _ABD_AXIS, range=rng, kind=kind, mass=mass))
+        proximal, proximal_abd, middle, distal = links  # four links per finger (LINK_SUFFIXES), or a ValueError
         fingers.append(FingerKinematics(
-            finger=finger, links=tuple(links), pad_body=f"{p}{stem}_tip_sensor_frame",
+            finger=finger, links=(proximal, proximal_abd, middle, distal), pad_body=f"{p}{stem}_tip_sensor_frame",
             tip_site=f"{p}{stem}_tip", tip_site_pos=_TIP_SITE_RIGHT[finger],
             pad_mass=MASSES["thumb_pad" if finger == "thumb" else "pad"]))
     return HandKinematics(side=side, prefix=p, wrist_body=f"{p}wrist", wrist_mass=MASSES["wrist"],

@@ -203,8 +203,7 @@ class TactileTracker:
         try:
             while i < count:
                 event = events[i]
-                kind = type(event)
-                if kind is Message:
+                if type(event) is Message:
                     if event[1] is _DATA:
                         if count - i >= _BATCH_MIN and self._codec is not None:
                             run_delivered, i = self._on_data_run(events, i)
@@ -213,10 +212,13 @@ class TactileTracker:
                         delivered += on_data(event)
                     else:
                         self._on_metadata(event)
-                elif kind is DroppedPayload:
+                elif type(event) is DroppedPayload:
                     self._on_dropped(event)
-                else:
+                elif type(event) is LivelinessChange:
                     self._on_liveliness(event)
+                else:
+                    raise TypeError(f"collection {self.collection_id!r}: the transport delivered {event!r}, "
+                                    "not a Message, DroppedPayload or LivelinessChange")
                 i += 1
         except BaseException:
             resume, self._resume = self._resume, -1
