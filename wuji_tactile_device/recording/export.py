@@ -43,7 +43,8 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 
 from ..contract import TactileMetadata
-from ..contract.hand_pose import HAND_POSE_RECORD_SCHEMA_NAME, NUM_HAND_JOINTS, decode_hand_pose_record
+from ..contract.hand_pose import (HAND_POSE_RECORD_SCHEMA_NAME, NUM_HAND_JOINTS, HandPoseSample,
+                                  decode_hand_pose_record)
 from ..errors import RecordingError
 from ..streams.tracker import TactileFrame
 from .hand_channels import HAND_SIDES
@@ -125,7 +126,11 @@ def iter_frames(path: str | os.PathLike, collections: Iterable[str] | None = Non
                 finished = replay.finished  # read before draining: the last frames come with it
                 for tracker in trackers:
                     for frame in tracker.frames():
-                        yield tracker.collection_id, tracker.get_metadata(), frame
+                        metadata = tracker.get_metadata()
+                        if metadata is None:  # a tracker delivers a frame only after adopting metadata
+                            raise RecordingError(f"{path}: collection {tracker.collection_id!r} delivered frame "
+                                                 f"{frame.sequence} without metadata")
+                        yield tracker.collection_id, metadata, frame
                 if finished:
                     return
         finally:
@@ -133,7 +138,7 @@ def iter_frames(path: str | os.PathLike, collections: Iterable[str] | None = Non
                 tracker.close()
 
 
-def iter_hand_poses(path: str | os.PathLike) -> Iterator[tuple[str, str, object]]:
+def iter_hand_poses(path: str | os.PathLike) -> Iterator[tuple[str, str, HandPoseSample]]:
     """(side, topic, `HandPoseSample`) of every `core.HandPoseRecord` message, file order, one
     chunk in memory at a time. A topic not named `<base>/left_hand` or `<base>/right_hand` is
     refused (the side would be a guess)."""
@@ -149,7 +154,9 @@ def iter_hand_poses(path: str | os.PathLike) -> Iterator[tuple[str, str, object]
             channels.update((c.id, c) for c in contents.channels)
             for m in contents.messages:
                 ch = channels.get(m.channel_id)
-                schema = schemas.get(ch.schema_id) if ch is not None else None
+                if ch is None:
+                    continue
+                schema = schemas.get(ch.schema_id)
                 if schema is None or schema.name != HAND_POSE_RECORD_SCHEMA_NAME:
                     continue
                 side = ch.topic.rsplit("/", 1)[-1].removesuffix("_hand")
@@ -197,7 +204,7 @@ def load_recording(path: str | os.PathLike, collections: Iterable[str] | None = 
             producer_session=np.array([f.producer_session for f in fs], dtype=np.uint64),
             forces=np.stack([f.forces for f in fs]).astype(np.float32, copy=False))
     if hands:
-        rows: dict[str, list] = {}
+        rows: dict[tuple[str, str], list[HandPoseSample]] = {}
         for side, topic, sample in iter_hand_poses(path):
             budget.take(NUM_HAND_JOINTS * 36 + 32, f"hand {side}")
             rows.setdefault((side, topic), []).append(sample)
@@ -422,7 +429,8 @@ class _CsvSink(_Sink):
         self._partial = staging / (target.name + ".partial")
         self._f = open(self._partial, "w", newline="")
         self._block: list[dict] = []
-        self._t0: int | None = None
+        self._t0 = 0  # the first row's sample time [ns], set by row()
+        self._started = False
         scalars = [c for c in columns if c.name != "forces"]
         if layout == "long":
             header = ["time_s", *[c.name for c in scalars], "taxel", "fx", "fy", "fz"]
@@ -431,8 +439,8 @@ class _CsvSink(_Sink):
         self._f.write(",".join(header) + "\n")
 
     def row(self, values: dict) -> None:
-        if self._t0 is None:
-            self._t0 = int(values["sample_time_ns"])
+        if not self._started:
+            self._t0, self._started = int(values["sample_time_ns"]), True
         self._block.append(values)
         if len(self._block) >= self.BLOCK:
             self._flush()

@@ -260,13 +260,13 @@ def _check(report: InspectReport, m, cid: str, stream: Stream, session: int, tax
             elif record.forces.shape[0] != n:
                 report.problem(f"{where}: {record.forces.shape[0]} taxels, its session's metadata declares {n}")
         else:
-            record = decode_metadata_record(m.data, max_size=TRACKER_METADATA_MAX_SIZE)
-            record.metadata.validate()
-            first = adopted.setdefault(cid, record.metadata)
-            if record.metadata != first:
+            metadata = decode_metadata_record(m.data, max_size=TRACKER_METADATA_MAX_SIZE).metadata
+            metadata.validate()
+            first = adopted.setdefault(cid, metadata)
+            if metadata != first:
                 report.problem(f"{where}: metadata differs from the collection's first metadata "
                                "(a tracker raises MetadataMismatchError)")
-            taxels[(cid, session)] = record.metadata.num_taxels
+            taxels[(cid, session)] = metadata.num_taxels
     except TactileError as exc:
         report.problem(f"{where}: {type(exc).__name__}: {exc}")
         return

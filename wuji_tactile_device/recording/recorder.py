@@ -198,12 +198,13 @@ class McapRecorder:
         (same clock as the contract topics); flushes when the flush period has elapsed, like
         `poll()`. NaN/infinity and non-JSON values raise RecordingError (nothing is written)."""
         self._check_open()
+        topic: str | None
         if isinstance(channel, str):
             topic, channel_id = channel, self._json_channels.get(channel)
         else:
             topic = self._json_topics.get(channel)
             channel_id = channel if topic is not None else None
-        if channel_id is None or channel_id in self._flatbuffer_channels:
+        if channel_id is None or topic is None or channel_id in self._flatbuffer_channels:
             raise RecordingError(f"recording {self.path}: {channel!r} is not an auxiliary channel of this recorder "
                                  f"(open it with add_json_channel; open: {', '.join(self._json_channels) or 'none'})")
         self._write_auxiliary(channel_id, topic, json_channel.encode(message, topic=topic), log_time_ns,
