@@ -254,13 +254,15 @@ def _check(report: InspectReport, m, cid: str, stream: Stream, session: int, tax
     try:
         if stream is Stream.DATA:
             record = decode_tactile_record(m.data, max_size=INSPECT_MAX_DATA_SIZE)
+            timestamp = record.timestamp
             n = taxels.get((cid, session))
             if n is None:
                 early[cid] = early.get(cid, 0) + 1
             elif record.forces.shape[0] != n:
                 report.problem(f"{where}: {record.forces.shape[0]} taxels, its session's metadata declares {n}")
         else:
-            metadata = decode_metadata_record(m.data, max_size=TRACKER_METADATA_MAX_SIZE).metadata
+            metadata_record = decode_metadata_record(m.data, max_size=TRACKER_METADATA_MAX_SIZE)
+            timestamp, metadata = metadata_record.timestamp, metadata_record.metadata
             metadata.validate()
             first = adopted.setdefault(cid, metadata)
             if metadata != first:
@@ -270,7 +272,7 @@ def _check(report: InspectReport, m, cid: str, stream: Stream, session: int, tax
     except TactileError as exc:
         report.problem(f"{where}: {type(exc).__name__}: {exc}")
         return
-    available, sample = record.timestamp.available_time_local_common_clock, record.timestamp.sample_time_local_common_clock
+    available, sample = timestamp.available_time_local_common_clock, timestamp.sample_time_local_common_clock
     if (available, sample) != (m.log_time, m.publish_time):
         report.problem(f"{where}: log/publish time {m.log_time}/{m.publish_time} differ from the record's "
                        f"available/sample time {available}/{sample}")
