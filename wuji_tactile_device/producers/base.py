@@ -43,13 +43,13 @@ from ..streams.base import Transport
 from ..streams.publisher import TactilePublisher
 
 
+@dataclasses.dataclass
 class Counters:
     """The one counters shape: a dataclass (subclass it with `@dataclass`) read as attributes,
-    or as a plain dict through `as_dict()` (nested dicts copied)."""
+    or as a plain dict through `as_dict()` (nested dicts and counters copied as dicts)."""
 
     def as_dict(self) -> dict[str, Any]:
-        return {f.name: (dict(v) if isinstance(v := getattr(self, f.name), dict) else v)
-                for f in dataclasses.fields(self)}
+        return dataclasses.asdict(self)
 
 
 #: `Frame.extras` key: (26, 7) OpenXR joint poses of the hand in the producer's base space
