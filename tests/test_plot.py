@@ -157,6 +157,9 @@ def test_taxel_map_range_is_per_figure_so_a_light_contact_shows(layout, tmp_path
     whole = recording_figures(rec, "light.mcap", time_s=0.5, vmax="recording")["taxel_maps"]()
     clim = next(ax for ax in whole.axes if ax.get_title() == "index |f|").collections[0].get_clim()
     assert clim[1] == pytest.approx(5.0 / layout.per_pad, rel=1e-3)
+    # Regression: any other string went on to matplotlib as the colour range.
+    with pytest.raises(ValueError, match="vmax must be a number \\[N\\], None or 'recording', got 'whole'"):
+        recording_figures(rec, "light.mcap", time_s=0.5, vmax="whole")
 
 
 def test_layout_figure_draws_loaded_taxels_on_top_at_the_given_pose(layout):
