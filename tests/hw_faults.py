@@ -7,8 +7,10 @@ prints the fault-injection table of docs/hardware.md (fault → behaviour, time 
 """
 from __future__ import annotations
 
+import dataclasses
 import time
-from typing import Callable, NamedTuple
+from typing import NamedTuple
+from collections.abc import Callable
 
 import numpy as np
 
@@ -154,8 +156,8 @@ def table() -> str:
     rows = ["| fault | behaviour | time to recover | counters |", "|---|---|---:|---|"]
     for s in SCENARIOS:
         r, took = run_scenario(s)
-        rec = {k: v for k, v in r.producer.recovery.items() if v}
-        link = {k: v for k, v in r.device.link_counters.items() if v}
+        rec = {k: v for k, v in dataclasses.asdict(r.producer.recovery).items() if v}
+        link = {k: v for k, v in dataclasses.asdict(r.device.link_counters).items() if v}
         rows.append(f"| {s.name} | {s.expect} | {took * 1000:.0f} ms | {rec} {link} |")
     return "\n".join(rows)
 

@@ -22,7 +22,7 @@ class OnLoop:
     def close(self) -> None:
         self.runner.close()
 
-    def __enter__(self) -> "OnLoop":
+    def __enter__(self) -> OnLoop:
         return self
 
     def __exit__(self, *exc: object) -> None:

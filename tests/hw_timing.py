@@ -62,7 +62,7 @@ def run_pattern(timing: dict[str, dict], ticks: int = 600, *, seed: int = 0, war
 
     def on_tick(p):
         times = [p.last_tick.resultants[f].device_time_us for f in FINGERS]
-        for f, t in zip(FINGERS, times):
+        for f, t in zip(FINGERS, times, strict=True):
             if t in seen[f]:
                 out["reused"] += 1
             seen[f].add(t)

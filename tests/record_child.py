@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from conftest import make_metadata  # noqa: E402
-from wuji_tactile_device.streams.publisher import TactilePublisher  # noqa: E402
-from wuji_tactile_device.recording import McapRecorder  # noqa: E402
-from wuji_tactile_device.streams.inproc import InProcessBus  # noqa: E402
+from conftest import make_metadata
+from wuji_tactile_device.streams.publisher import TactilePublisher
+from wuji_tactile_device.recording import McapRecorder
+from wuji_tactile_device.streams.inproc import InProcessBus
 
 PERIOD_NS = 10_000_000  # 100 Hz
 

@@ -150,7 +150,7 @@ def test_replay_publish_puts_two_collections_back_with_their_sessions(tmp_path, 
     with ZenohTransport(listen=[f"tcp/127.0.0.1:{port}"], connect=[]) as transport:
         trackers = {cid: TactileTracker(cid, transport) for cid in ("tactile/right", "tactile/left")}
         got = {cid: [] for cid in trackers}
-        for cid, tr in trackers.items():
+        for tr in trackers.values():
             tr.add_observer(type("Keep", (), {"on_metadata": lambda *a: None,
                                               "on_data": lambda self, c, m, f: got[c].append(f)})())
         time.sleep(0.5)  # let the Zenoh peers find each other before the first frame

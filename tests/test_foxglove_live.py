@@ -17,19 +17,19 @@ import numpy as np
 import pytest
 
 pytest.importorskip("foxglove", reason="the view needs the optional foxglove-sdk (extra 'view')")
-from test_foxglove_view import DEADLINE_S, FoxgloveClient  # noqa: E402
-from websockets.exceptions import ConnectionClosed  # noqa: E402
+from test_foxglove_view import DEADLINE_S, FoxgloveClient
+from websockets.exceptions import ConnectionClosed
 
-from wuji_tactile_device.contract.geometry import pose_to_matrix, skin_taxel_positions  # noqa: E402
-from wuji_tactile_device.contract.records import DeviceDataTimestamp  # noqa: E402
-from wuji_tactile_device.hands.openxr_pose import openxr_joint_poses  # noqa: E402
-from wuji_tactile_device.integrations.foxglove_live import RecordedHands, segment_poses_from_hand  # noqa: E402
-from wuji_tactile_device.integrations.sim_recording import record_simulation  # noqa: E402
-from wuji_tactile_device.producers.sim.layout_metadata import sim_metadata  # noqa: E402
-from wuji_tactile_device.producers.sim.producer import SimProducer  # noqa: E402
-from wuji_tactile_device.producers.sim.scenarios import make_scenario  # noqa: E402
-from wuji_tactile_device.recording import McapRecorder  # noqa: E402
-from wuji_tactile_device.recording.hand_channels import HandPoseChannels  # noqa: E402
+from wuji_tactile_device.contract.geometry import pose_to_matrix, skin_taxel_positions
+from wuji_tactile_device.contract.records import DeviceDataTimestamp
+from wuji_tactile_device.hands.openxr_pose import openxr_joint_poses
+from wuji_tactile_device.integrations.foxglove_live import RecordedHands, segment_poses_from_hand
+from wuji_tactile_device.integrations.sim_recording import record_simulation
+from wuji_tactile_device.producers.sim.layout_metadata import sim_metadata
+from wuji_tactile_device.producers.sim.producer import SimProducer
+from wuji_tactile_device.producers.sim.scenarios import make_scenario
+from wuji_tactile_device.recording import McapRecorder
+from wuji_tactile_device.recording.hand_channels import HandPoseChannels
 
 SCRIPT = shutil.which("wuji-tactile", path=str(Path(sys.executable).parent)) or "wuji-tactile"
 ENV = dict(os.environ, WUJI_TELEMETRY_DISABLE="1")

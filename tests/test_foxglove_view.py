@@ -76,7 +76,7 @@ class FoxgloveClient:
 
     def subscribe(self, channels: list[dict]) -> None:
         subs = [{"id": 100 + k, "channelId": ch["id"]} for k, ch in enumerate(channels)]
-        for s, ch in zip(subs, channels):
+        for s, ch in zip(subs, channels, strict=True):
             self.subscriptions[s["id"]] = ch
             self.decoders[s["id"]] = decoder_for(ch)
         self.ws.send(json.dumps({"op": "subscribe", "subscriptions": subs}))
@@ -147,7 +147,7 @@ def live():
 def collect(client, tracker, publisher, frames, times) -> dict[str, list]:
     """Publish frames, let the tracker deliver them, and read messages until every subscribed topic
     has one message per frame."""
-    for f, t in zip(frames, times):
+    for f, t in zip(frames, times, strict=True):
         publisher.publish(f, sample_time_ns=t)
     end = time.monotonic() + DEADLINE_S
     while tracker.counters.delivered < len(frames):
@@ -209,14 +209,14 @@ def test_server_speaks_the_protocol_and_the_scene_matches_the_tracker(live):
 
     # Contract channel: the exact records, decoded with the advertised FlatBuffers schema's root.
     data = got["tactile/right"][:3]
-    for (log_time, record), f, t in zip(data, frames, times):
+    for (_log_time, record), f, t in zip(data, frames, times, strict=True):
         np.testing.assert_array_equal(record.forces, f)
         assert record.timestamp.sample_time_local_common_clock == t
     assert got["tactile/right/metadata"], "metadata record not received"
 
     # Resultants: n_loaded · F on the pressed pad, zero elsewhere, in the pad frame.
     res = [m for _, m in got["tactile/right/view/resultants"]][:3]
-    for msg, (pad, F, n), t in zip(res, presses, times):
+    for msg, (pad, F, n), t in zip(res, presses, times, strict=True):
         assert msg["timestamp"] == {"sec": t // 10**9, "nsec": t % 10**9}
         assert "pad frame" in msg["frame"]
         for p, finger in enumerate(FINGERS):
@@ -232,7 +232,7 @@ def test_server_speaks_the_protocol_and_the_scene_matches_the_tracker(live):
     import matplotlib
 
     viridis = matplotlib.colormaps["viridis"]
-    for scene, f, t, (pad, F, n) in zip(scenes, frames, times, presses):
+    for scene, f, t, (pad, F, n) in zip(scenes, frames, times, presses, strict=True):
         taxels = next(e for e in scene.entities if e.id == "taxels")
         assert taxels.frame_id == "tactile/right/wrist"
         assert taxels.timestamp.seconds * 10**9 + taxels.timestamp.nanos == t
@@ -320,7 +320,7 @@ def test_view_writes_the_derived_topics_into_an_mcap(tmp_path):
     counts: dict[str, int] = {}
     encodings = {}
     with open(path, "rb") as fh:
-        for schema, channel, message in make_reader(fh).iter_messages():
+        for schema, channel, _message in make_reader(fh).iter_messages():
             counts[channel.topic] = counts.get(channel.topic, 0) + 1
             encodings[channel.topic] = (schema.name, channel.message_encoding)
     assert "tactile/right" not in counts and "tactile/right/metadata" not in counts

@@ -272,7 +272,7 @@ def test_recorder_survives_and_counts_a_peers_bad_samples(tmp_path, caplog):
             good.publish(Stream.DATA, encode_tactile_record(np.ones((4, 3)), DeviceDataTimestamp(10 + i, 10 + i, 0)), i)
             rec.poll()
     rec.close()
-    assert rec.counters["refused_samples"] == 10 and rec.counters["written_data"] == 10
+    assert rec.counters.refused_samples == 10 and rec.counters.written_data == 10
     warned = [r for r in caplog.records if "refused a sample of producer session 0000000000000bad" in r.message]
     assert len(warned) == 1 and "negative timestamp" in warned[0].message
     frames = replay_frames(path)

@@ -15,7 +15,7 @@ def fr(finger: str, seq: int, ts_us: int, *, delay_us: int = 500) -> FingertipFr
 
 
 def push_tick(a: TickAssembler, seq: int, ts: int, jitter=(0, 0, 0, 0, 0), skip=()):
-    for f, j in zip(FINGERS, jitter):
+    for f, j in zip(FINGERS, jitter, strict=True):
         if f not in skip:
             a.push(fr(f, seq, ts + j))
 

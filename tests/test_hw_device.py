@@ -102,7 +102,7 @@ def test_payload_given_as_list_of_ints_is_accepted():
 def test_both_info_access_forms_return_the_same_info(accessors):
     emu = EmulatedHand2("right", accessors=accessors)
     dev = SdkFingertipDevice(emu)
-    for i, f in enumerate(FINGERS):
+    for f in FINGERS:
         info = dev.fingertip_info(f)
         assert info.finger == f and info.digest == emu.pad(f).digest and info.rate_hz == 100.0
         assert f'"point_count":{40 if f == "thumb" else 34}' in info.format

@@ -31,7 +31,7 @@ def fmt_json(ptype="i16", *, scale=None, offsets=(0, None, None), pad=0, unit="N
     offs = [offsets[0] + k * size if o is None else o for k, o in enumerate(offsets)]
     stride = max(offs) + size + pad
     fields = []
-    for name, off in zip(("fx", "fy", "fz"), offs):
+    for name, off in zip(("fx", "fy", "fz"), offs, strict=True):
         f = {"name": name, "type": ptype, "offset": off}
         if scale is not None:
             f["scale"] = scale
@@ -52,7 +52,8 @@ def frame(obj: dict, raw_points, agg=(1.5, -2.5, 3.25, 3150)) -> bytes:
     stride = obj["point_stride"]
     out = bytearray(obj["point_count"] * stride + obj["aggregate_stride"])
     for k, values in enumerate(raw_points):
-        for f, v in zip(obj["point_fields"], values):
+        # the first fields get the given raw values; any further (extra) field stays zero
+        for f, v in zip(obj["point_fields"][: len(values)], values, strict=True):
             struct.pack_into("<" + STRUCT[f["type"]], out, k * stride + f["offset"], v)
     if obj["aggregate_stride"]:
         base = obj["point_count"] * stride
@@ -86,7 +87,7 @@ def test_scattered_offsets_and_padding(ptype):
 
 def test_mixed_scales_per_axis_and_memoryview_input():
     obj = fmt_json("i16")
-    for field, s in zip(obj["point_fields"], (0.01, 0.02, 0.04)):
+    for field, s in zip(obj["point_fields"], (0.01, 0.02, 0.04), strict=True):
         field["scale"] = s
     f = parse_format("ring", json.dumps(obj))
     forces, _ = f.decode(memoryview(frame(obj, RAW["i16"])))

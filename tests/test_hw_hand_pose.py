@@ -262,7 +262,7 @@ def test_each_hand_record_carries_the_tactile_records_timestamp_and_log_time(pre
     assert len(tactile) == FRAMES
     for side in ("right", "left"):
         hand = msgs[f"hands/{side}_hand"]
-        for (lt, pt, data, _), (tlt, tpt, tdata, _) in zip(hand, tactile):
+        for (lt, pt, data, _), (tlt, tpt, tdata, _) in zip(hand, tactile, strict=True):
             assert (lt, pt) == (tlt, tpt)
             assert decode_hand_pose_record(data).timestamp == decode_tactile_record(tdata).timestamp
 
@@ -398,7 +398,7 @@ def test_a_failing_joint_subscription_is_counted_and_retried_not_fatal():
     with OnLoop(_stepped(emu, device=device), InProcessBus()) as loop:
         emu.emit(ZERO, joint_angles=np.zeros(20))
         assert loop.step() == 1  # the tactile stream is unaffected
-        assert device.link_counters["joint_state_errors"] == 1
+        assert device.link_counters.joint_state_errors == 1
         assert loop.producer.counters.joint_states["missing"] == 1
         time.sleep(POLICY.backoff_s * 1.5)
         emu.emit(ZERO, joint_angles=np.zeros(20))  # resubscribed on this poll; the next sample pairs
@@ -429,7 +429,7 @@ def test_joint_states_resume_after_a_reconnect():
             emu.emit(ZERO, joint_angles=np.full(20, 0.1))
             loop.step()
             time.sleep(0.002)
-        assert producer.counters.link["reconnects"] == 1
+        assert producer.counters.link.reconnects == 1
         assert producer.counters.joint_states["paired"] > before, "joint states did not come back after reconnecting"
 
 

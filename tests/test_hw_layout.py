@@ -95,7 +95,7 @@ def test_left_and_right_pads_mirror_in_their_wrist_frames():
 
 def test_fallback_layout_must_match_the_device_point_count():
     formats = _sim_formats("right", False)
-    layout = dict(zip(FINGERS, taxel_poses_in_distal("right")))
+    layout = dict(zip(FINGERS, taxel_poses_in_distal("right"), strict=True))
     layout["pinky"] = layout["pinky"][:30]
     with pytest.raises(ProducerError, match="pinky: simulation layout has 30 taxels but the device declares point_count 34"):
         hardware_metadata("right", formats, fallback_layout=layout, fallback_name="simulation layout")

@@ -162,7 +162,7 @@ def test_replay_of_the_file_ignores_the_resultant_topic(press):
         replayed = list(tracker.frames())
         assert replay.finished
     assert len(replayed) == len(live)
-    for a, b in zip(replayed, live):
+    for a, b in zip(replayed, live, strict=True):
         assert a.sequence == b.sequence and a.timestamp == b.timestamp
         np.testing.assert_array_equal(a.forces, b.forces)
     c = tracker.counters

@@ -14,19 +14,19 @@ import numpy as np
 import pytest
 
 pytest.importorskip("isaacteleop", reason="the optional extra isaacteleop is not installed")
-import isaacteleop.deviceio as deviceio  # noqa: E402
-from isaacteleop.retargeters.tactile_retargeters import TactileVectorToFingerPower  # noqa: E402
-from isaacteleop.retargeting_engine.deviceio_source_nodes import HandsSource  # noqa: E402
-from isaacteleop.retargeting_engine.interface import OutputCombiner  # noqa: E402
-from isaacteleop.teleop_session_manager import SessionMode, TeleopSession, TeleopSessionConfig  # noqa: E402
+import isaacteleop.deviceio as deviceio
+from isaacteleop.retargeters.tactile_retargeters import TactileVectorToFingerPower
+from isaacteleop.retargeting_engine.deviceio_source_nodes import HandsSource
+from isaacteleop.retargeting_engine.interface import OutputCombiner
+from isaacteleop.teleop_session_manager import SessionMode, TeleopSession, TeleopSessionConfig
 
-from wuji_tactile_device.contract.joints import HandJoint  # noqa: E402
-from wuji_tactile_device.hands.wuji_hand2 import TAXELS_PER_FINGER  # noqa: E402
-from wuji_tactile_device.integrations.isaacteleop import PadForceMagnitude, TactileSource, TaxelSkinning  # noqa: E402
-from wuji_tactile_device.integrations.sim_recording import record_simulation  # noqa: E402
-from wuji_tactile_device.producers.sim.hand_pose import sim_hand_joint_poses  # noqa: E402
-from wuji_tactile_device.producers.sim.scenarios import make_scenario  # noqa: E402
-from wuji_tactile_device.recording import McapReplay  # noqa: E402
+from wuji_tactile_device.contract.joints import HandJoint
+from wuji_tactile_device.hands.wuji_hand2 import TAXELS_PER_FINGER
+from wuji_tactile_device.integrations.isaacteleop import PadForceMagnitude, TactileSource, TaxelSkinning
+from wuji_tactile_device.integrations.sim_recording import record_simulation
+from wuji_tactile_device.producers.sim.hand_pose import sim_hand_joint_poses
+from wuji_tactile_device.producers.sim.scenarios import make_scenario
+from wuji_tactile_device.recording import McapReplay
 
 FRAMES = 500  # 5 s of the press scenario: the fingers close, the pads touch from ~3.5 s on
 CID = "tactile/right"

@@ -25,7 +25,7 @@ def test_recording_aligns_with_an_independent_epoch_source_within_1ms(tmp_path):
     with McapRecorder(path) as rec, TactilePublisher(CID, sim_metadata("right"), bus) as pub:
         rec.add_collection(bus, CID)
         forces = np.zeros((176, 3), np.float32)
-        for k in range(20):
+        for _ in range(20):
             pub.publish(forces, sample_time_ns=time.monotonic_ns())
             epoch_stamps.append(time.time_ns())
             rec.poll()
@@ -80,7 +80,7 @@ def test_inspect_shows_the_recordings_wall_clock_start_and_end(tmp_path):
     before = time.time_ns()
     with McapRecorder(path) as rec, TactilePublisher(CID, sim_metadata("right"), bus) as pub:
         rec.add_collection(bus, CID)
-        for k in range(10):
+        for _ in range(10):
             pub.publish(np.zeros((176, 3), np.float32), sample_time_ns=time.monotonic_ns())
             rec.poll()
             time.sleep(0.02)
@@ -88,5 +88,7 @@ def test_inspect_shows_the_recordings_wall_clock_start_and_end(tmp_path):
     report = inspect_file(path)
     start, end = report.wall_clock
     assert before <= start <= end <= after and end - start >= 9 * 20_000_000 * 0.9
-    utc = lambda ns: datetime.datetime.fromtimestamp(ns / 1e9, datetime.timezone.utc).isoformat(timespec="milliseconds")
+    def utc(ns: int) -> str:
+        return datetime.datetime.fromtimestamp(ns / 1e9, datetime.UTC).isoformat(timespec="milliseconds")
+
     assert f"wall clock: {utc(start)} .. {utc(end)} UTC" in report.text()

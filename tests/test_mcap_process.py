@@ -122,7 +122,7 @@ def test_cli_record_over_zenoh_then_ctrl_c_gives_a_valid_file_that_replays_bit_e
         with ZenohTransport(listen=[], connect=[f"tcp/127.0.0.1:{port}"]) as transport:
             with TactilePublisher(cid, make_metadata(176), transport, metadata_period_s=0.2) as pub:
                 time.sleep(0.5)  # let the subscription reach the recorder
-                for i in range(150):
+                for _ in range(150):
                     f = rng.normal(0, 1, (176, 3)).astype(np.float32)
                     sent[pub.publish(f, sample_time_ns=time.monotonic_ns())] = f
                     time.sleep(0.01)

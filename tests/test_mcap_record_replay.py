@@ -44,7 +44,7 @@ def test_round_trip_is_bit_exact_for_forces_metadata_and_timestamps(tmp_path):
             frames = got[tr.collection_id]
             assert len(frames) == 300
             assert [f.sequence for f in frames] == list(range(300))
-            for f, expected in zip(frames, sent[tr.collection_id]):
+            for f, expected in zip(frames, sent[tr.collection_id], strict=True):
                 assert f.forces.tobytes() == expected.tobytes()  # bit for bit, −0.0 and subnormals included
             assert [f.timestamp.sample_time_local_common_clock for f in frames] == \
                 [1_000_000_000 + i * STEP_NS for i in range(300)]
@@ -119,7 +119,7 @@ def test_metadata_is_written_once_per_producer_session(tmp_path):
                     pub.publish(np.zeros((20, 3), np.float32), sample_time_ns=i)
                     rec.poll()
         rec.poll()
-    assert rec.counters["metadata_repeats_skipped"] >= 58
+    assert rec.counters.metadata_repeats_skipped >= 58
     meta_msgs = [m for m in official_messages(path) if m[0] == "tactile/right/metadata"]
     assert len(meta_msgs) == 2
     with open(path, "rb") as f:
@@ -362,7 +362,7 @@ def test_malformed_record_is_recorded_and_refused_on_replay_as_live(tmp_path, ca
         feed(bus)
         with caplog.at_level("WARNING"):
             rec.poll()
-    assert rec.counters["unreadable_timestamp"] == 1 and rec.counters["written_data"] == 2
+    assert rec.counters.unreadable_timestamp == 1 and rec.counters.written_data == 2
     assert "no readable timestamp" in caplog.text and "tactile/right" in caplog.text
     assert [m[3] for m in official_messages(path) if m[0] == "tactile/right"][1] == b"TDAR garbage, not a FlatBuffer"
     with pytest.raises(InvalidMessageError) as live_err:
@@ -383,7 +383,7 @@ def test_restamped_metadata_republish_is_not_repeated(tmp_path):
     with McapRecorder(path) as rec:
         written = [rec.write("c", Stream.METADATA, encode_metadata_record(md, DeviceDataTimestamp(t, t, t)), 4, t)
                    for t in range(1, 6)]
-    assert written == [1, 0, 0, 0, 0] and rec.counters["metadata_repeats_skipped"] == 4
+    assert written == [1, 0, 0, 0, 0] and rec.counters.metadata_repeats_skipped == 4
     assert [m[1] for m in official_messages(path)] == [1]
 
 

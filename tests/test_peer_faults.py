@@ -97,9 +97,9 @@ def test_record_after_1100_fake_sessions_still_records_the_real_producer(tmp_pat
     rec.close()
     over = 1100 - MAX_SESSIONS_PER_COLLECTION
     if with_data:  # all sending within the idle limit: the 76 newcomers refused, then 1 idle one evicted
-        assert (rec.counters["refused_samples"], rec.counters["sessions_evicted"]) == (2 * over, 1)
+        assert (rec.counters.refused_samples, rec.counters.sessions_evicted) == (2 * over, 1)
     else:  # sessions that never sent data go first, whatever their age
-        assert (rec.counters["refused_samples"], rec.counters["sessions_evicted"]) == (0, over + 1)
+        assert (rec.counters.refused_samples, rec.counters.sessions_evicted) == (0, over + 1)
     evicted = [r.getMessage() for r in caplog.records if "evicted" in r.getMessage()]
     assert len(evicted) == 1, evicted  # reported once, then counted
     with McapReplay(path) as replay, TactileTracker(CID, replay) as tracker:
@@ -127,7 +127,7 @@ def test_the_session_cap_never_evicts_a_producer_that_is_sending(tmp_path):
         rec.write(CID, Stream.DATA, data, cap, 0)
     clock.ns += int(recorder_module.SESSION_IDLE_S * 1e9) + 1  # now all are idle: the oldest goes
     assert rec.write(CID, Stream.DATA, data, cap, 0) == 1
-    assert rec.counters["sessions_evicted"] == 1
+    assert rec.counters.sessions_evicted == 1
     rec.close()
 
 

@@ -6,17 +6,17 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.image  # noqa: E402
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.image
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
 
-from retargeting_helpers import CurvedPadLayout, press_profile, record_synthetic  # noqa: E402
-from wuji_tactile_device.errors import DataLayoutError, RecordingError, TactileError  # noqa: E402
-from wuji_tactile_device.contract import HandJoint  # noqa: E402
-from wuji_tactile_device.contract import TactileMetadata  # noqa: E402
-from wuji_tactile_device.contract.pads import FINGERS, pad_layout, pad_resultants  # noqa: E402
-from wuji_tactile_device.plot import (load_recording, plot_layout, plot_recording, plot_resultants,  # noqa: E402
+from retargeting_helpers import CurvedPadLayout, press_profile, record_synthetic
+from wuji_tactile_device.errors import DataLayoutError, RecordingError, TactileError
+from wuji_tactile_device.contract import HandJoint
+from wuji_tactile_device.contract import TactileMetadata
+from wuji_tactile_device.contract.pads import FINGERS, pad_layout, pad_resultants
+from wuji_tactile_device.plot import (load_recording, plot_layout, plot_recording, plot_resultants,
                                       plot_taxel_maps)
 
 
@@ -157,6 +157,9 @@ def test_taxel_map_range_is_per_figure_so_a_light_contact_shows(layout, tmp_path
     whole = recording_figures(rec, "light.mcap", time_s=0.5, vmax="recording")["taxel_maps"]()
     clim = next(ax for ax in whole.axes if ax.get_title() == "index |f|").collections[0].get_clim()
     assert clim[1] == pytest.approx(5.0 / layout.per_pad, rel=1e-3)
+    # Regression: any other string went on to matplotlib as the colour range.
+    with pytest.raises(ValueError, match="vmax must be a number \\[N\\], None or 'recording', got 'whole'"):
+        recording_figures(rec, "light.mcap", time_s=0.5, vmax="whole")
 
 
 def test_layout_figure_draws_loaded_taxels_on_top_at_the_given_pose(layout):

@@ -10,19 +10,19 @@ import pytest
 
 pytest.importorskip("isaacteleop", reason="the isaacteleop extra is not installed")
 
-from isaacteleop.retargeters.tactile_retargeters import TactileVectorToFingerPower  # noqa: E402
-from isaacteleop.retargeting_engine.interface import TensorGroup, ValueInput  # noqa: E402
-from isaacteleop.retargeting_engine.tensor_types import HandInput  # noqa: E402
+from isaacteleop.retargeters.tactile_retargeters import TactileVectorToFingerPower
+from isaacteleop.retargeting_engine.interface import TensorGroup, ValueInput
+from isaacteleop.retargeting_engine.tensor_types import HandInput
 
-from retargeting_helpers import DISTAL, CurvedPadLayout, homogeneous, pose_of, rot  # noqa: E402
-from wuji_tactile_device.contract import geometry  # noqa: E402
-from wuji_tactile_device.errors import DataLayoutError, TactileError  # noqa: E402
-from wuji_tactile_device.contract import HandJoint  # noqa: E402
-from wuji_tactile_device.streams.publisher import TactilePublisher  # noqa: E402
-from wuji_tactile_device.integrations.isaacteleop import (PadForceMagnitude, TactileLayoutIndex, TactileSource,  # noqa: E402
+from retargeting_helpers import DISTAL, CurvedPadLayout, homogeneous, pose_of, rot
+from wuji_tactile_device.contract import geometry
+from wuji_tactile_device.errors import DataLayoutError, TactileError
+from wuji_tactile_device.contract import HandJoint
+from wuji_tactile_device.streams.publisher import TactilePublisher
+from wuji_tactile_device.integrations.isaacteleop import (PadForceMagnitude, TactileLayoutIndex, TactileSource,
                                              TaxelSkinning)
-from wuji_tactile_device.streams.tracker import TactileTracker  # noqa: E402
-from wuji_tactile_device.streams.inproc import InProcessBus  # noqa: E402
+from wuji_tactile_device.streams.tracker import TactileTracker
+from wuji_tactile_device.streams.inproc import InProcessBus
 
 CID = "tactile/right"
 
@@ -224,7 +224,7 @@ def test_skinning_matches_the_core_lbs_and_rigid_transforms(layout):
     source, graph = _skinning_graph(layout, bus)
     bent = _bent(layout)
     joint_m = {int(HandJoint.WRIST): T_BASE_WRIST}
-    joint_m.update({int(j): T_BASE_WRIST @ c for j, c in zip(DISTAL, bent)})
+    joint_m.update({int(j): T_BASE_WRIST @ c for j, c in zip(DISTAL, bent, strict=True)})
     forces = _frame(layout.num_taxels, 7)
     with TactilePublisher(CID, layout.metadata, bus) as publisher:
         publisher.publish(forces, sample_time_ns=1)
@@ -286,7 +286,7 @@ def test_skinning_blended_taxel_positions_blend_and_forces_refuse():
     source, graph = _skinning_graph(layout, bus)
     bent = _bent(layout)
     joint_m = {int(HandJoint.WRIST): T_BASE_WRIST}
-    joint_m.update({int(j): T_BASE_WRIST @ c for j, c in zip(DISTAL, bent)})
+    joint_m.update({int(j): T_BASE_WRIST @ c for j, c in zip(DISTAL, bent, strict=True)})
     TactilePublisher(CID, layout.metadata, bus)
     out = graph.execute_pipeline({"hand": {"value": _hand_group(joint_m)}})
     p = layout.taxel_m[4, :, 3]

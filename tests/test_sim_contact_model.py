@@ -123,7 +123,7 @@ def test_signed_distances_match_mujoco_geom_distance(name):
     pts = np.vstack([far, near])
     ours = signed_distance(int(gtype), np.array([size], dtype=float), pts.T[None])[0]
     checked = 0
-    for p, s in zip(pts, ours):
+    for p, s in zip(pts, ours, strict=True):
         if s < 2 * eps:
             continue
         d.mocap_pos[0] = p
@@ -202,7 +202,7 @@ def test_compiled_kernel_equals_the_numpy_reference():
                 c.distributed = cm.DistributedContact(sim.model, c.pads, c.distal_bodies, c._object_geoms, backend=be)
                 r = c.read(sim.data, images=True)
                 got[be] = (r.taxel_forces_distal, np.zeros(1), r.images)
-        for a, b in zip(got["numpy"], got["numba"]):
+        for a, b in zip(got["numpy"], got["numba"], strict=True):
             np.testing.assert_allclose(b, a, rtol=1e-9, atol=1e-13)
 
 

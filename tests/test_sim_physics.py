@@ -230,7 +230,7 @@ def _reference_image(pad, contacts_p, contacts_f):
     valid = pad.pixel_valid
     pts = pad.pixel_positions[valid]
     out = np.zeros((valid.sum(), 3))
-    for p, f in zip(contacts_p, contacts_f):
+    for p, f in zip(contacts_p, contacts_f, strict=True):
         d2 = ((pts - p) ** 2).sum(axis=1)
         delta = d2 - d2.min()
         u = np.where(delta <= (3 * 0.0015) ** 2, np.exp(-delta / (2 * 0.0015 ** 2)), 0.0)

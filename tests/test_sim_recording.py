@@ -122,7 +122,7 @@ def test_a_simulation_is_logged_on_the_simulated_clock(sim_file):
     device = np.array([r.timestamp.sample_time_raw_device_clock for r in records])
     np.testing.assert_array_equal(device, 10_000_000 * np.arange(1, FRAMES + 1))  # simulated time
     # available = sample = start + simulated time: the file's log time is the record's available time
-    assert all(r.timestamp[0] == r.timestamp[1] == t for r, t in zip(records, log))
+    assert all(r.timestamp[0] == r.timestamp[1] == t for r, t in zip(records, log, strict=True))
     assert topics[f"{CID}/metadata"][0][0] <= log[0], "the layout is logged before the first frame"
     # The clock anchor maps the simulated clock's zero onto the wall clock at the run's start.
     assert len(read_clock_anchors(path)) >= 2  # at start and at close

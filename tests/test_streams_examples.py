@@ -40,7 +40,7 @@ def test_feeder_and_consumer_two_processes(feeder):
     lines = out.stdout.splitlines()
     assert lines[0] == ("metadata adopted: 180 taxels on 5 segments "
                         "(THUMB_DISTAL, INDEX_DISTAL, MIDDLE_DISTAL, RING_DISTAL, LITTLE_DISTAL)")
-    frames = [re.match(r"seq +(\d+) +latency +([\d.]+) ms +press \[N\]: (.*)", l) for l in lines[1:]]
+    frames = [re.match(r"seq +(\d+) +latency +([\d.]+) ms +press \[N\]: (.*)", line) for line in lines[1:]]
     assert len(frames) == 150 and all(frames)
     seqs = [int(m.group(1)) for m in frames]
     assert seqs == list(range(seqs[0], seqs[0] + 150))  # every frame, in order, none lost

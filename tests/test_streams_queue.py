@@ -292,15 +292,18 @@ def test_batched_checks_keep_every_tracker_semantic(fault):
         seen = []
 
         class Observer:
+            def __init__(self, seen: list[int]) -> None:
+                self.seen = seen
+
             def on_metadata(self, *args):
                 pass
 
             def on_data(self, collection_id, message, frame):
-                seen.append(frame.sequence)
+                self.seen.append(frame.sequence)
                 np.testing.assert_array_equal(frame.forces, forces_for(frame.sequence, n))
                 assert frame.timestamp == (frame.sequence, frame.sequence + 1, frame.sequence + 2)
 
-        tracker.add_observer(Observer())
+        tracker.add_observer(Observer(seen))
         link = bus.open_producer(CID, 9)
         link.publish(Stream.METADATA, encode_metadata_record(md, ts), 0)
         for i, payload in enumerate(payloads()):

@@ -54,7 +54,7 @@ class Peer:
         try:
             return json.loads(self._lines.get(timeout=timeout))
         except queue.Empty:
-            raise AssertionError(f"zenoh peer did not answer within {timeout} s (exit code {self.proc.poll()})")
+            raise AssertionError(f"zenoh peer did not answer within {timeout} s (exit code {self.proc.poll()})") from None
 
     def send(self, **command) -> None:
         self.proc.stdin.write(json.dumps(command) + "\n")
@@ -126,7 +126,7 @@ def wait_until(condition, timeout: float = 5.0, tracker: TactileTracker | None =
         if condition():
             return
         time.sleep(0.005)
-    raise AssertionError("condition not reached within %.1f s" % timeout)
+    raise AssertionError(f"condition not reached within {timeout:.1f} s")
 
 
 def raw(peer, cid, session, stream, payload: bytes, sequence: int) -> None:

@@ -24,7 +24,7 @@ class Feed:
     def __init__(self) -> None:
         self.events: list = []
 
-    def subscribe(self, collection_id: str, *, queue_limit: int = 0) -> "Feed":
+    def subscribe(self, collection_id: str, *, queue_limit: int = 0) -> Feed:
         return self
 
     def drain(self, max_events: int | None = None) -> list:

@@ -19,14 +19,14 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import numpy as np  # noqa: E402
-from streams_helpers import forces_for, small_metadata  # noqa: E402
+import numpy as np
+from streams_helpers import forces_for, small_metadata
 
-from wuji_tactile_device.errors import TactileError  # noqa: E402
-from wuji_tactile_device.contract import TactileMetadata  # noqa: E402
-from wuji_tactile_device.streams.publisher import TactilePublisher  # noqa: E402
-from wuji_tactile_device.streams.base import Stream  # noqa: E402
-from wuji_tactile_device.streams.zenoh_transport import ZenohTransport  # noqa: E402
+from wuji_tactile_device.errors import TactileError
+from wuji_tactile_device.contract import TactileMetadata
+from wuji_tactile_device.streams.publisher import TactilePublisher
+from wuji_tactile_device.streams.base import Stream
+from wuji_tactile_device.streams.zenoh_transport import ZenohTransport
 
 
 def variant(name: str) -> TactileMetadata:

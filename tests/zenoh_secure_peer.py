@@ -20,15 +20,15 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import numpy as np  # noqa: E402
-from streams_helpers import small_metadata  # noqa: E402
+import numpy as np
+from streams_helpers import small_metadata
 
-from wuji_tactile_device.errors import TactileError  # noqa: E402
-from wuji_tactile_device.recording import McapRecorder, McapReplay  # noqa: E402
-from wuji_tactile_device.streams import TactilePublisher, TactileTracker  # noqa: E402
-from wuji_tactile_device.streams.base import LivelinessChange  # noqa: E402
-from wuji_tactile_device.streams.zenoh_router import ZenohRouter  # noqa: E402
-from wuji_tactile_device.streams.zenoh_transport import ZenohTransport  # noqa: E402
+from wuji_tactile_device.errors import TactileError
+from wuji_tactile_device.recording import McapRecorder, McapReplay
+from wuji_tactile_device.streams import TactilePublisher, TactileTracker
+from wuji_tactile_device.streams.base import LivelinessChange
+from wuji_tactile_device.streams.zenoh_router import ZenohRouter
+from wuji_tactile_device.streams.zenoh_transport import ZenohTransport
 
 CID = "tactile/right"
 
@@ -81,7 +81,7 @@ def publish(client_config: str, value: float, frames: int) -> dict:
     time.sleep(1.0)  # let the router's subscriber declaration reach this client
     with transport, TactilePublisher(CID, md, transport, metadata_period_s=0.2) as pub:
         forces = np.full((md.num_taxels, 3), value, np.float32)
-        for i in range(frames):
+        for _ in range(frames):
             pub.publish(forces, sample_time_ns=time.monotonic_ns())
             time.sleep(0.01)
         time.sleep(0.5)

@@ -103,7 +103,7 @@ def plot_resultants(times_s: np.ndarray, resultants: np.ndarray, *, title: str =
                 ax.set_ylabel(f"{finger}\nforce [N]")
             if pad == NUM_PADS - 1:
                 ax.set_xlabel("time since first frame [s]")
-    for pad, finger in enumerate(FINGERS):
+    for pad in range(len(FINGERS)):
         if magnitude[:, pad].max(initial=0.0) < NO_LOAD_N:  # else the axis autoscales float noise to ±1e-17
             axes[pad, 0].set_ylim(-10 * NO_LOAD_N, 10 * NO_LOAD_N)
             axes[pad, 1].text(0.5, 0.75, f"no load: |F| < {NO_LOAD_N * 1e3:g} mN throughout", ha="center",
@@ -240,7 +240,7 @@ def plot_layout(metadata: TactileMetadata, forces: np.ndarray, *, vmax: float | 
     views = ((0, "x [mm] (wrist frame)", "palm view (looking from the palm, toward the back of the hand)"),
              (1, "y [mm] (wrist frame, + back of hand)", "side view (looking along -x)"))
     sc = None
-    for ax, (h, xlabel, name) in zip(axes, views):
+    for ax, (h, xlabel, name) in zip(axes, views, strict=True):
         m = magnitude[order]
         colours = np.where(m == 0, np.nan, m)
         sc = ax.scatter(pos[order, h], pos[order, 2], c=colours, cmap=_cmap("viridis"), vmin=0.0, vmax=rng,
@@ -314,7 +314,7 @@ def load_recording(path: str | Path, collection_id: str | None = None) -> Record
     `McapReplay` (validated exactly as live data). `collection_id` may be omitted when the file
     holds exactly one collection."""
     from .recording import McapReplay
-    from .streams.tracker import TactileTracker
+    from .streams.tracker import TactileFrame, TactileTracker
 
     path = Path(path)
     replay = McapReplay(path, collections=None if collection_id is None else [collection_id])
@@ -325,7 +325,7 @@ def load_recording(path: str | Path, collection_id: str | None = None) -> Record
                                      f"({', '.join(replay.collections) or 'none'}); choose one with --collection")
             collection_id = replay.collections[0]
         with TactileTracker(collection_id, replay) as tracker:
-            frames = []
+            frames: list[TactileFrame] = []
             while True:  # speed=None: the replay hands out one frame per update, so none is skipped
                 finished = replay.finished
                 frames.extend(tracker.frames())
@@ -362,10 +362,10 @@ def segment_poses_at(path: str | Path, rec: Recording, k: int) -> np.ndarray | N
             continue
         dt = abs(int(sample.timestamp.sample_time_local_common_clock) - target)
         if dt <= best_dt:
-            best, best_dt = sample, dt
+            best, best_dt = sample.poses, dt
     if best is None:
         return None
-    joints = best.poses.astype(np.float64)
+    joints = best.astype(np.float64)
     in_wrist = rebase_to_root(joints[int(HandJoint.WRIST)], joints)
     return np.stack([in_wrist[int(j)] for j in rec.metadata.joint_ids])  # J segments, not per taxel
 
@@ -381,13 +381,18 @@ def recording_figures(rec: Recording, name: str, *, time_s: float | None = None,
     k = frame_index_at(rec, time_s)
     t_k = float(rec.times_s[k])
     when = f"t = {t_k:.3f} s" + (" (sustained peak of total pad force)" if time_s is None else "")
-    if vmax == "recording":
-        vmax = colour_range(np.linalg.norm(rec.forces, axis=2))
+    scale: float | None
+    if isinstance(vmax, str):
+        if vmax != "recording":
+            raise ValueError(f"vmax must be a number [N], None or 'recording', got {vmax!r}")
+        scale = colour_range(np.linalg.norm(rec.forces, axis=2))
+    else:
+        scale = vmax
     head = f"{name} — {rec.collection_id} — {rec.forces.shape[0]} frames, {rec.forces.shape[1]} taxels"
     return {
         "resultants": lambda: plot_resultants(rec.times_s, resultants, title=head, mark_time_s=t_k, share=share),
-        "taxel_maps": lambda: plot_taxel_maps(layout, rec.forces[k], vmax=vmax, title=f"{head} — {when}"),
-        "layout": lambda: plot_layout(rec.metadata, rec.forces[k], vmax=vmax, title=f"{head} — {when}",
+        "taxel_maps": lambda: plot_taxel_maps(layout, rec.forces[k], vmax=scale, title=f"{head} — {when}"),
+        "layout": lambda: plot_layout(rec.metadata, rec.forces[k], vmax=scale, title=f"{head} — {when}",
                                       segment_poses=None if path is None else segment_poses_at(path, rec, k)),
     }
 

@@ -26,7 +26,7 @@ def build(collection: str) -> fl.Layout:
     def plot(field: str, title: str) -> fl.PlotPanel:
         return fl.PlotPanel(title=title, config=fl.PlotConfig(
             paths=[fl.PlotSeries(value=f"{resultants}.{finger}.{field}", label=finger, color=colour)
-                   for finger, colour in zip(FINGERS, COLOURS)],
+                   for finger, colour in zip(FINGERS, COLOURS, strict=True)],
             y_axis_label="N", show_legend=True, legend_display="top", time_range="all"))
 
     three_d = fl.ThreeDeePanel(title=f"{collection}: taxels |f| and pad resultants", config=fl.ThreeDeeConfig(

@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     if count == 0:
         print(f"retargeting_graph: error: {args.mcap} has no confirmed frames of {args.collection}", file=sys.stderr)
         return 1
-    print(f"{count} frames; peak power " + ", ".join(f"{f} {p:.3f}" for f, p in zip(FINGERS, peak)))
+    print(f"{count} frames; peak power " + ", ".join(f"{f} {p:.3f}" for f, p in zip(FINGERS, peak, strict=True)))
     return 0
 
 

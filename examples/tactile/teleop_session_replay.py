@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
                     per_pad = np.zeros((NUM_SEGMENTS, 3))
                     np.add.at(per_pad, pad_of, np.asarray(out["forces"][0], dtype=np.float64))
                     tip = np.asarray(out["positions"][0])[pad_of == 1].mean(axis=0)
-                    powers = " ".join(f"{f}={p:.2f}" for f, p in zip(FINGERS, out["powers"][0]))
+                    powers = " ".join(f"{f}={p:.2f}" for f, p in zip(FINGERS, out["powers"][0], strict=True))
                     print(f"t={t:6.2f} s  index pad centre (base) {np.round(tip, 4)} m  "
                           f"|F| per pad {np.round(np.linalg.norm(per_pad, axis=1), 3)} N  power {powers}")
             print(f"replayed {steps} hand steps; {tactile.pairing_report()}")

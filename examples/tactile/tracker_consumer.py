@@ -65,7 +65,7 @@ def run(tracker: TactileTracker, args: argparse.Namespace) -> None:
                 latency_ms = (time.monotonic_ns() - frame.timestamp.available_time_local_common_clock) / 1e6
                 # pressing force per segment [N]: -fz summed over the segment's taxels (fz < 0 = pressing)
                 press = np.bincount(segment_of_taxel, weights=-frame.forces[:, 2], minlength=len(names))
-                pads = "  ".join(f"{name} {p:5.2f}" for name, p in zip(names, press))
+                pads = "  ".join(f"{name} {p:5.2f}" for name, p in zip(names, press, strict=True))
                 print(f"seq {frame.sequence:7d}  latency {latency_ms:6.2f} ms  press [N]: {pads}", flush=True)
             if args.count is not None and n >= args.count:
                 return

@@ -14,7 +14,7 @@ import os
 import statistics
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from collections.abc import Callable
 
 SECTIONS = ("contract", "streams", "mcap", "sim", "sim_batch", "hardware", "isaacteleop")
 

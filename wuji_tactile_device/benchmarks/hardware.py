@@ -83,7 +83,7 @@ def run(quick: bool = False) -> Section:
     seq = [0]
 
     def decode_only():
-        for fmt, data in zip(formats, payloads):
+        for fmt, data in zip(formats, payloads, strict=True):
             fmt.fmt.decode_into(data, out[fmt.taxels])
 
     assembler = TickAssembler(tolerance_us=5000)
@@ -91,7 +91,7 @@ def run(quick: bool = False) -> Section:
     def assemble_only():
         seq[0] += 1
         now = time.monotonic_ns()
-        for f, data in zip(FINGERS, payloads):
+        for f, data in zip(FINGERS, payloads, strict=True):
             assembler.push(FingertipFrame(f, seq[0], seq[0] * PERIOD_US, 0, data, now))
         assembler.pop_ready()
 

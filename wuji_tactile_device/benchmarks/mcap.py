@@ -93,7 +93,7 @@ def _bare_write(path: Path, msgs) -> float:
         sid = {Stream.DATA: w.register_schema("core.TactileDataArrayRecord", "flatbuffer", bfbs("TactileDataArrayRecord")),
                Stream.METADATA: w.register_schema("core.TactileMetadataRecord", "flatbuffer", bfbs("TactileMetadataRecord"))}
         ch = {}
-        for cid, stream, payload, session, seq, log, pub in msgs:
+        for cid, stream, payload, _session, seq, log, pub in msgs:
             c = ch.get((cid, stream))
             if c is None:
                 c = ch[(cid, stream)] = w.register_channel(cid if stream is Stream.DATA else cid + "/metadata",
@@ -131,7 +131,7 @@ def _record_realtime_chunks(path: Path, msgs) -> None:
 
     with McapRecorder(path, overwrite=True) as rec:
         next_flush = msgs[0][5] + 500_000_000
-        for cid, stream, payload, session, seq, log, pub in msgs:
+        for cid, stream, payload, session, seq, log, _pub in msgs:
             if log >= next_flush:
                 rec.flush()
                 next_flush += 500_000_000

@@ -181,7 +181,7 @@ def _producer(connect: str, rate_s: float, rounds: int, burst: int, cpu_rounds: 
             for i in range(CPU_BLOCK):
                 cpu_pub.publish(frames[i % 16], sample_time_ns=i)
             t1 = thread_ns()
-            for i in range(CPU_BLOCK):
+            for _ in range(CPU_BLOCK):
                 cpu_bare.put(payload, attachment=pack(r, sequence))
                 sequence += 1
             t2 = thread_ns()
@@ -252,7 +252,7 @@ def _zenoh_section(quick: bool, section: Section) -> None:
     try:
         lat = {h: _Latencies() for h in HANDS}
         trackers = [TactileTracker(f"bench/rate/{h}", transport) for h in HANDS]
-        for h, t in zip(HANDS, trackers):
+        for h, t in zip(HANDS, trackers, strict=True):
             t.add_observer(lat[h])
         bare_lat: list[int] = []
         lock = threading.Lock()
@@ -445,9 +445,9 @@ def _zenoh_section(quick: bool, section: Section) -> None:
         callback_us = [cpu_tracker_ns[r][0] / cpu_tracker_ns[r][2] / 1e3 for r in cpu_rounds_seen]
         bare_us = [per_frame_us(cpu_bare_ns, r) for r in cpu_rounds_seen]
         floor_us = [per_frame_us(cpu_floor_ns, r) for r in cpu_rounds_seen]
-        consumer_ratios = [(t - b) / (f - b) for t, b, f in zip(tracker_us, bare_us, floor_us)]
+        consumer_ratios = [(t - b) / (f - b) for t, b, f in zip(tracker_us, bare_us, floor_us, strict=True)]
         producer_ratios = [(p - b) / (f - b) for p, b, f in
-                           zip(sent["publish_us"], sent["put_us"], sent["encode_put_us"])]
+                           zip(sent["publish_us"], sent["put_us"], sent["encode_put_us"], strict=True)]
         nan = [float("nan")]
 
         def med(values: list[float]) -> float:

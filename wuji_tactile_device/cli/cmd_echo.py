@@ -87,7 +87,7 @@ class _View:
             out.append(f"  seq {frame.sequence}  session {frame.producer_session:016x}  {when}  "
                        f"peak |F| {peak[k]:.3f} N at taxel {k}")
             out.append("  press [N] (-fz summed per segment): " +
-                       "  ".join(f"{n} {p:+.3f}" for n, p in zip(self.names, press)))
+                       "  ".join(f"{n} {p:+.3f}" for n, p in zip(self.names, press, strict=True)))
         out.append(f"  received {c.received}  delivered {c.delivered}  dropped before metadata "
                    f"{c.dropped_before_confirmation}  rejected {c.rejected}  gaps {c.sequence_gaps} "
                    f"(missing {c.frames_missing})  overflow {c.overflowed}")

@@ -220,8 +220,8 @@ def _publish(args, device, emu, side: str, faults) -> int:
     print(f"hw: published {run.published} frames; " + ", ".join(f"{k} {v}" for k, v in lost.items())
           + f"; superseded {sum(c.superseded.values())}; incomplete ticks {c.incomplete_ticks}"
           + f"; clock jumps {c.clock_jumps}; info revisions {c.info_revisions}; saturated "
-          f"{sum(c.saturated.values())}; recoveries {c.recovery.get('recovered', 0)}, reconnects "
-          f"{c.link.get('reconnects', 0)}" + (f"; wrote {args.record}" if args.record else ""), file=sys.stderr)
+          f"{sum(c.saturated.values())}; recoveries {c.recovery.recovered}, reconnects "
+          f"{c.link.reconnects}" + (f"; wrote {args.record}" if args.record else ""), file=sys.stderr)
     return exit_code(run)
 
 

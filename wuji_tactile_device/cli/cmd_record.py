@@ -86,15 +86,15 @@ def run(args: argparse.Namespace) -> int:
                 for s, handler in previous.items():
                     signal.signal(s, handler)
     c = recorder.counters
-    console.note(f"wrote {args.output}: {c['written_data']} data and {c['written_metadata']} metadata records "
-                 f"({c['metadata_repeats_skipped']} metadata republishes not repeated)")
-    if c["refused_samples"] or c["sessions_evicted"]:
-        console.warning(f"{c['refused_samples']} samples of other producer sessions refused (not recordable as "
-                        f"received), {c['sessions_evicted']} idle producer sessions evicted (their records kept)")
-    faulty = recorder.dropped_by_transport or c["unreadable_timestamp"]
+    console.note(f"wrote {args.output}: {c.written_data} data and {c.written_metadata} metadata records "
+                 f"({c.metadata_repeats_skipped} metadata republishes not repeated)")
+    if c.refused_samples or c.sessions_evicted:
+        console.warning(f"{c.refused_samples} samples of other producer sessions refused (not recordable as "
+                        f"received), {c.sessions_evicted} idle producer sessions evicted (their records kept)")
+    faulty = recorder.dropped_by_transport or c.unreadable_timestamp
     if faulty:
         console.warning(f"{recorder.dropped_by_transport} events dropped by the transport, "
-                        f"{c['unreadable_timestamp']} records without a readable timestamp")
+                        f"{c.unreadable_timestamp} records without a readable timestamp")
     if stopped_by:
         return 128 + int(stopped_by[0])
     return 1 if faulty else 0

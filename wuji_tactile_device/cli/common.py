@@ -12,7 +12,8 @@ import logging
 import signal
 import sys
 import time
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 from ..errors import TransportError
 from .args import existing_file, output_file

@@ -22,7 +22,8 @@ import signal
 import sys
 import threading
 import warnings
-from typing import Iterator, TextIO
+from typing import TextIO
+from collections.abc import Iterator
 
 PROG = "wuji-tactile"
 
@@ -100,7 +101,7 @@ class Console:
         return tqdm(file=self.stream, disable=not self.progress, **kwargs)
 
     @contextlib.contextmanager
-    def installed(self) -> Iterator["Console"]:
+    def installed(self) -> Iterator[Console]:
         """For the duration of a command: warnings and the package's WARNING+ log records as one
         line each on stderr; SIGTERM (when this is the main thread) raises `Terminated`. Everything
         is restored afterwards, so `main` can run many times in one process."""

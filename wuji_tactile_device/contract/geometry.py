@@ -186,14 +186,14 @@ def lbs_positions(segment_bind_poses: object, current_segment_poses: object, bin
     return np.einsum("nk,nka->na", _f64(segment_weights), moved)
 
 
-def skin_taxel_positions(metadata: "TactileMetadata", current_segment_poses: object) -> np.ndarray:
+def skin_taxel_positions(metadata: TactileMetadata, current_segment_poses: object) -> np.ndarray:
     """Current taxel positions `(N, 3)` [m] in the wrist frame, by LBS of the metadata's layout with
     the segments' current poses `(J, 7)` in the wrist frame (see `rebase_to_root`)."""
     return lbs_positions(metadata.segment_bind_poses, current_segment_poses, metadata.taxel_bind_poses[:, :3],
                          metadata.segment_indices, metadata.segment_weights)
 
 
-def rigid_segment_of_taxels(metadata: "TactileMetadata") -> np.ndarray:
+def rigid_segment_of_taxels(metadata: TactileMetadata) -> np.ndarray:
     """The one segment each taxel rides on, `(N,)`; `DataLayoutError` for a blended taxel (weight
     on two different segments), whose frame LBS does not define."""
     idx, w = metadata.segment_indices, metadata.segment_weights
@@ -207,13 +207,13 @@ def rigid_segment_of_taxels(metadata: "TactileMetadata") -> np.ndarray:
     return main
 
 
-def rigid_taxel_poses(metadata: "TactileMetadata", current_segment_poses: object) -> np.ndarray:
+def rigid_taxel_poses(metadata: TactileMetadata, current_segment_poses: object) -> np.ndarray:
     """Current taxel frames `(N, 7)` in the wrist frame for rigidly attached taxels:
     `C[j] · B[j]⁻¹ · T_root_taxel_bind`."""
     M = _segment_transforms(metadata.segment_bind_poses, current_segment_poses)
     return pose_compose(M[rigid_segment_of_taxels(metadata)], metadata.taxel_bind_poses)
 
 
-def taxel_forces_in_root(metadata: "TactileMetadata", current_segment_poses: object, forces: object) -> np.ndarray:
+def taxel_forces_in_root(metadata: TactileMetadata, current_segment_poses: object, forces: object) -> np.ndarray:
     """Forces `(N, 3)` [N] from taxel axes into wrist-frame axes (rotation only, rigid taxels)."""
     return pose_rotate(rigid_taxel_poses(metadata, current_segment_poses), forces)

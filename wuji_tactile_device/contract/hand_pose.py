@@ -17,7 +17,7 @@ Poses are in the hand tracker's base space (for the simulator: the simulation wo
 from __future__ import annotations
 
 import struct
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from typing import NamedTuple
 
@@ -41,7 +41,7 @@ _JOINTS_SIZE = NUM_HAND_JOINTS * JOINT_DTYPE.itemsize  # 936
 _U32 = struct.Struct("<I").unpack_from
 
 
-@lru_cache(maxsize=None)
+@cache
 def hand_pose_bfbs() -> bytes:
     """The binary schema (.bfbs) of `core.HandPoseRecord` for the MCAP schema record."""
     return resources.files("wuji_tactile_device.generated").joinpath("bfbs", "hand_pose.bfbs").read_bytes()

@@ -13,13 +13,46 @@ import numpy as np
 
 from ..generated.core import HandJoint as _GeneratedHandJoint
 
-HandJoint = enum.IntEnum(  # type: ignore[misc]
-    "HandJoint",
-    [(k, v) for k, v in vars(_GeneratedHandJoint.HandJoint).items() if k.isupper()],
-    module=__name__,
-)
-HandJoint.__doc__ = ("OpenXR hand joint ids (PALM=0, WRIST=1, ... LITTLE_TIP=25); NUM_JOINTS=26 is a count, "
-                     "not a joint.")
+_G = _GeneratedHandJoint.HandJoint
+
+
+class HandJoint(enum.IntEnum):
+    """OpenXR hand joint ids (PALM=0, WRIST=1, ... LITTLE_TIP=25); NUM_JOINTS=26 is a count, not a joint."""
+
+    # Names spelled out so a type checker sees the members; every value is the schema's.
+    PALM = _G.PALM
+    WRIST = _G.WRIST
+    THUMB_METACARPAL = _G.THUMB_METACARPAL
+    THUMB_PROXIMAL = _G.THUMB_PROXIMAL
+    THUMB_DISTAL = _G.THUMB_DISTAL
+    THUMB_TIP = _G.THUMB_TIP
+    INDEX_METACARPAL = _G.INDEX_METACARPAL
+    INDEX_PROXIMAL = _G.INDEX_PROXIMAL
+    INDEX_INTERMEDIATE = _G.INDEX_INTERMEDIATE
+    INDEX_DISTAL = _G.INDEX_DISTAL
+    INDEX_TIP = _G.INDEX_TIP
+    MIDDLE_METACARPAL = _G.MIDDLE_METACARPAL
+    MIDDLE_PROXIMAL = _G.MIDDLE_PROXIMAL
+    MIDDLE_INTERMEDIATE = _G.MIDDLE_INTERMEDIATE
+    MIDDLE_DISTAL = _G.MIDDLE_DISTAL
+    MIDDLE_TIP = _G.MIDDLE_TIP
+    RING_METACARPAL = _G.RING_METACARPAL
+    RING_PROXIMAL = _G.RING_PROXIMAL
+    RING_INTERMEDIATE = _G.RING_INTERMEDIATE
+    RING_DISTAL = _G.RING_DISTAL
+    RING_TIP = _G.RING_TIP
+    LITTLE_METACARPAL = _G.LITTLE_METACARPAL
+    LITTLE_PROXIMAL = _G.LITTLE_PROXIMAL
+    LITTLE_INTERMEDIATE = _G.LITTLE_INTERMEDIATE
+    LITTLE_DISTAL = _G.LITTLE_DISTAL
+    LITTLE_TIP = _G.LITTLE_TIP
+    NUM_JOINTS = _G.NUM_JOINTS
+
+
+_SCHEMA_NAMES = {k for k in vars(_G) if k.isupper()}
+if _SCHEMA_NAMES != set(HandJoint.__members__):  # the schema gained or lost a joint: name it here too
+    raise ImportError(f"HandJoint is out of step with schema/hand.fbs: schema only {sorted(_SCHEMA_NAMES - set(HandJoint.__members__))}, "
+                      f"HandJoint only {sorted(set(HandJoint.__members__) - _SCHEMA_NAMES)}")
 
 #: Number of OpenXR hand joints (26): the length of a full hand-pose array.
 NUM_HAND_JOINTS = int(HandJoint.NUM_JOINTS)

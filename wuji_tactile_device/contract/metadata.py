@@ -19,7 +19,7 @@ their structure instead; the rule is `records.root_table`'s.
 from __future__ import annotations
 
 import dataclasses
-from typing import Iterable, NamedTuple
+from typing import Any, NamedTuple
 
 import flatbuffers
 import numpy as np
@@ -52,7 +52,8 @@ class ArrayField(NamedTuple):
 WIRE_ELEMENT = {"pose": ("<f4", 28), "index": ("<u2", 2), "weight": ("<f4", 4)}
 
 
-def _array(width: int, rows: str, kind: str, schema_id: int, dtype: type) -> dataclasses.Field:
+def _array(width: int, rows: str, kind: str, schema_id: int, dtype: type) -> Any:
+    # A field specifier, typed as the field's value the way `dataclasses.field` itself is.
     return dataclasses.field(metadata={"array": (width, rows, kind, schema_id, dtype)})
 
 
@@ -77,7 +78,7 @@ def _shaped(spec: ArrayField, value: object) -> np.ndarray:
         if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
             raise MetadataValidationError("segment index range",
                                           f"{name} must hold integers, got {arr.dtype} values that are not")
-    out = np.array(arr.astype(spec.dtype), copy=True, order="C")
+    out: np.ndarray = np.array(arr.astype(spec.dtype), copy=True, order="C")
     out.flags.writeable = False
     return out
 
@@ -111,7 +112,7 @@ class TactileMetadata:
         """The LBS arrays by field name, in declaration order."""
         return {spec.name: getattr(self, spec.name) for spec in ARRAY_FIELDS}
 
-    def validate(self) -> "TactileMetadata":
+    def validate(self) -> TactileMetadata:
         """Check every contract rule; raise `MetadataValidationError` naming the rule and the
         offending taxel / slot / joint. Returns self for chaining."""
         validate_metadata(self)
@@ -131,12 +132,12 @@ class TactileMetadata:
         return bytes(builder.Output())
 
     @classmethod
-    def decode(cls, buf: bytes, *, max_size: int | None = None) -> "TactileMetadata":
+    def decode(cls, buf: bytes, *, max_size: int | None = None) -> TactileMetadata:
         """Verify and decode a `TactileMetadata` FlatBuffer (rules are not validated here)."""
         n = flatbuf.check_size(buf, max_size, "TactileMetadata")
         return read_metadata_table(buf, n, root_table(buf, n, METADATA_FILE_IDENTIFIER, "TactileMetadata"))
 
-    def difference(self, other: "TactileMetadata") -> str:
+    def difference(self, other: TactileMetadata) -> str:
         """Name the first field where `other` differs from this layout ('' when equal)."""
         if self.num_taxels != other.num_taxels or self.num_segments != other.num_segments:
             return (f"{other.num_segments} segments / {other.num_taxels} taxels vs adopted "

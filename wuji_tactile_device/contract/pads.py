@@ -19,7 +19,8 @@ import numpy as np
 
 from ..errors import DataLayoutError
 from .geometry import quat_to_matrix
-from .joints import FINGER_OF_JOINT, FINGERS, NUM_FINGERS, HandJoint
+from .joints import FINGER_OF_JOINT, NUM_FINGERS, HandJoint
+from .joints import FINGERS as FINGERS  # re-exported: pads are numbered in this finger order
 from .metadata import TactileMetadata
 
 NUM_PADS = NUM_FINGERS

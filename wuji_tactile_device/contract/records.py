@@ -17,7 +17,7 @@ alignment, required fields present) — structure, not the identifier, decides.
 from __future__ import annotations
 
 import struct
-from functools import lru_cache
+from functools import lru_cache, cache
 from importlib import resources
 from typing import NamedTuple
 
@@ -47,7 +47,7 @@ _BFBS_FILES = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def bfbs(root_name: str) -> bytes:
     """The binary schema (.bfbs) whose root table is `root_name`, as stored in MCAP schemas."""
     try:
@@ -209,7 +209,7 @@ def encode_tactile_data(forces: object) -> bytes:
     layout = _layout(arr.shape[0], False)
     out = bytearray(layout.template)
     if arr.size:
-        out[layout.forces_pos : layout.forces_pos + arr.nbytes] = memoryview(arr).cast("B")
+        out[layout.forces_pos : layout.forces_pos + arr.nbytes] = arr.data.cast("B")
     return bytes(out)
 
 
@@ -220,7 +220,7 @@ def encode_tactile_record(forces: object, timestamp: DeviceDataTimestamp) -> byt
     out = bytearray(layout.template)
     _TIMESTAMP.pack_into(out, layout.timestamp_pos, *timestamp_values(timestamp))
     if arr.size:
-        out[layout.forces_pos : layout.forces_pos + arr.nbytes] = memoryview(arr).cast("B")
+        out[layout.forces_pos : layout.forces_pos + arr.nbytes] = arr.data.cast("B")
     return bytes(out)
 
 
@@ -378,7 +378,7 @@ class ForceRecordCodec:
         forces = np.frombuffer(b"".join(payloads), np.float32).reshape(k, size // 4)[:, first : first + 3 * n]
         finite = _isfinite(forces)
         if not finite.all():  # rare: find the frames with a non-finite force
-            ok = [o and f for o, f in zip(ok, finite.all(axis=1).tolist())]
+            ok = [o and f for o, f in zip(ok, np.all(finite, axis=1).tolist(), strict=True)]
         return ok, forces.reshape(k, n, 3)
 
     def timestamp(self, payload: bytes) -> DeviceDataTimestamp:

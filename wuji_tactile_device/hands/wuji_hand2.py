@@ -27,7 +27,7 @@ qx, qy, qz, qw.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -175,15 +175,16 @@ def hand_kinematics(side: str) -> HandKinematics:
         joint_suffixes = JOINT_SUFFIXES["thumb" if finger == "thumb" else "finger"]
         links = []
         for i, ((pos, quat, rng), suffix, jsuffix, kind) in enumerate(
-                zip(_RIGHT_TABLE[finger], LINK_SUFFIXES, joint_suffixes, JOINT_KINDS)):
+                zip(_RIGHT_TABLE[finger], LINK_SUFFIXES, joint_suffixes, JOINT_KINDS, strict=True)):
             mass = MASSES["thumb_distal"] if (finger == "thumb" and suffix == "distal") else MASSES[suffix]
             links.append(Link(
                 body=f"{p}{stem}_{suffix}", joint=f"{p}{stem}_{jsuffix}",
                 actuator=f"{p}{ACTUATOR_STEM[finger]}J{i}",
                 pos=_mirror_pos(pos, left), quat_wxyz=_mirror_quat(quat, left),
                 axis=flex_axis if kind == "flex" else _ABD_AXIS, range=rng, kind=kind, mass=mass))
+        proximal, proximal_abd, middle, distal = links  # four links per finger (LINK_SUFFIXES), or a ValueError
         fingers.append(FingerKinematics(
-            finger=finger, links=tuple(links), pad_body=f"{p}{stem}_tip_sensor_frame",
+            finger=finger, links=(proximal, proximal_abd, middle, distal), pad_body=f"{p}{stem}_tip_sensor_frame",
             tip_site=f"{p}{stem}_tip", tip_site_pos=_TIP_SITE_RIGHT[finger],
             pad_mass=MASSES["thumb_pad" if finger == "thumb" else "pad"]))
     return HandKinematics(side=side, prefix=p, wrist_body=f"{p}wrist", wrist_mass=MASSES["wrist"],
@@ -278,7 +279,7 @@ def taxel_poses_in_wrist(side: str, taxel_poses_in_distal: Mapping[str, np.ndarr
     links = link_transforms(side, q)
     kin = hand_kinematics(side)
     out = []
-    for f, local in zip(kin.fingers, per_finger):
+    for f, local in zip(kin.fingers, per_finger, strict=True):
         Td = Tw @ links[f.pad_body]
         out.append(_compose_poses(Td, local))
     return np.concatenate(out, axis=0)
@@ -295,7 +296,7 @@ def _per_finger(taxel_poses) -> list[np.ndarray]:
         if len(seq) != len(FINGERS):
             raise ProducerError(f"taxel poses: need one array per finger ({len(FINGERS)}), got {len(seq)}")
     out = []
-    for f, a in zip(FINGERS, seq):
+    for f, a in zip(FINGERS, seq, strict=True):
         a = np.asarray(a, dtype=np.float64)
         if a.ndim != 2 or a.shape[1] != 7 or a.shape[0] == 0:
             raise ProducerError(f"taxel poses of {f}: need shape (n, 7), got {a.shape}")

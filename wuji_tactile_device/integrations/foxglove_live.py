@@ -19,7 +19,8 @@ import logging
 import os
 import time
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -67,7 +68,7 @@ class RecordedHands:
         self.hand_side = hand_side
 
     @classmethod
-    def open(cls, path: str | os.PathLike) -> "RecordedHands | None":
+    def open(cls, path: str | os.PathLike) -> RecordedHands | None:
         from mcap.reader import make_reader
 
         try:
@@ -256,7 +257,7 @@ class FoxgloveSink(FrameSink):
     def port(self) -> int:
         return self.view.port
 
-    def for_collection(self, collection_id: str) -> "_CollectionSink":
+    def for_collection(self, collection_id: str) -> _CollectionSink:
         """The sink to give the runner of `collection_id` (frames carry no collection id)."""
         return _CollectionSink(self, collection_id)
 

@@ -171,7 +171,7 @@ class LiveServer:
         try:
             self._listener = asyncio.run_coroutine_threadsafe(
                 asyncio.start_server(self._serve, host, port, limit=_CHUNK), self._loop).result(timeout=10)
-        except (OSError, asyncio.TimeoutError, TimeoutError) as exc:
+        except (OSError, TimeoutError) as exc:
             self._stop_loop()
             self._sdk.stop()
             raise TactileError(f"cannot start the Foxglove view on {host}:{port}: {getattr(exc, 'strerror', None) or exc}") from exc
@@ -223,7 +223,7 @@ class LiveServer:
         peer = writer.get_extra_info("peername")
         try:
             request, rest = await asyncio.wait_for(_read_head(reader, _parse_request), HANDSHAKE_TIMEOUT_S)
-        except (asyncio.TimeoutError, TimeoutError, EOFError, ValueError, SecurityError, LookupError) as exc:
+        except (TimeoutError, EOFError, ValueError, SecurityError, LookupError) as exc:
             self.counters.refused_handshake += 1
             log.debug("foxglove: bad handshake from %s: %s", peer, exc)
             writer.write(_plain_response(400, "Bad Request", f"not a WebSocket handshake: {exc}"))
@@ -238,7 +238,7 @@ class LiveServer:
         up_writer.write(request.serialize() + rest)
         try:
             response, rest = await asyncio.wait_for(_read_head(up_reader, _parse_response), HANDSHAKE_TIMEOUT_S)
-        except (asyncio.TimeoutError, TimeoutError, EOFError, ValueError, SecurityError, LookupError) as exc:
+        except (TimeoutError, EOFError, ValueError, SecurityError, LookupError) as exc:
             self.counters.refused_handshake += 1
             log.debug("foxglove: the SDK server gave no handshake answer for %s: %s", peer, exc)
             writer.write(_plain_response(502, "Bad Gateway", "the view's server did not answer"))
@@ -315,7 +315,7 @@ class LiveServer:
             self._stop_loop()
             self._sdk.stop()
 
-    def __enter__(self) -> "LiveServer":
+    def __enter__(self) -> LiveServer:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any, Iterable, Sequence
+from typing import Any
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -114,7 +115,7 @@ PAD_FRAME_TEXT = "pad frame (distal segment bind axes, OpenXR: +Y toward nail, +
 class _Hand:
     """Per-collection state: channels, layout, current segment poses."""
 
-    def __init__(self, view: "FoxgloveView", collection_id: str, index: int):
+    def __init__(self, view: FoxgloveView, collection_id: str, index: int):
         fg = view._fg
         ctx = view.context
         self.collection_id = collection_id
@@ -337,7 +338,7 @@ class FoxgloveView:
         sizes = taxel_diameters(magnitude, self.force_range_n).tolist()
         spheres = [S.SpherePrimitive(pose=S.Pose(position=S.Vector3(x=p[0], y=p[1], z=p[2])),
                                      size=S.Vector3(x=d, y=d, z=d), color=S.Color(r=c[0], g=c[1], b=c[2], a=c[3]))
-                   for p, d, c in zip(pos.tolist(), sizes, colours)]
+                   for p, d, c in zip(pos.tolist(), sizes, colours, strict=True)]
         taxels = S.SceneEntity(timestamp=stamp, frame_id=hand.frame_wrist, id="taxels", spheres=spheres,
                                metadata=[S.KeyValuePair(key="colour_and_size", value=f"|f| 0…{self.force_range_n:g} N")])
         # Pad resultants into the wrist frame at the current pose: R_segment_now · F_pad.
@@ -356,7 +357,7 @@ class FoxgloveView:
                 start = centroid[loaded] - d * length[:, None]  # the arrow ends on the pad: it pushes
                 q = _quat_x_to(d)
                 head = np.minimum(0.3 * length, 0.006)
-                for s, qq, L, hl in zip(start.tolist(), q.tolist(), length.tolist(), head.tolist()):
+                for s, qq, L, hl in zip(start.tolist(), q.tolist(), length.tolist(), head.tolist(), strict=True):
                     arrows.append(S.ArrowPrimitive(
                         pose=S.Pose(position=S.Vector3(x=s[0], y=s[1], z=s[2]),
                                     orientation=S.Quaternion(x=qq[0], y=qq[1], z=qq[2], w=qq[3])),
@@ -377,7 +378,7 @@ class FoxgloveView:
         transforms = [S.FrameTransform(timestamp=stamp, parent_frame_id="world", child_frame_id=hand.frame_wrist,
                                        translation=S.Vector3(x=o[0], y=o[1], z=o[2]),
                                        rotation=S.Quaternion(x=0, y=0, z=0, w=1))]
-        for name, p in zip(names, seg.tolist()):
+        for name, p in zip(names, seg.tolist(), strict=True):
             transforms.append(S.FrameTransform(
                 timestamp=stamp, parent_frame_id=hand.frame_wrist, child_frame_id=f"{hand.collection_id}/{name}",
                 translation=S.Vector3(x=p[0], y=p[1], z=p[2]), rotation=S.Quaternion(x=p[3], y=p[4], z=p[5], w=p[6])))
@@ -435,7 +436,7 @@ class FoxgloveView:
         if mcap is not None:
             mcap.close()
 
-    def __enter__(self) -> "FoxgloveView":
+    def __enter__(self) -> FoxgloveView:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -31,10 +31,15 @@ import weakref
 from collections import deque
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Any, Iterator, NamedTuple
+from collections.abc import Iterator
+from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..contract import ARRAY_FIELDS, DEFAULT_MAX_FLATBUFFER_SIZE, HandJoint, TactileMetadata, geometry, validate_collection_id
+from ..contract.pads import NUM_PADS, pad_layout, pad_resultants
+from ..recording.hand_channels import DEFAULT_HAND_BASE_NAME, hand_record_times
+from ..streams.tracker import TactileFrame, TactileTracker
 from ..errors import DataLayoutError, RecordingError, TactileError
 
 ISAACTELEOP_EXTRA = "pip install 'wuji-tactile-device[isaacteleop]'"
@@ -47,18 +52,13 @@ class MissingIsaacTeleopError(TactileError, ImportError):
 try:
     from isaacteleop.retargeting_engine.interface import (
         BaseRetargeter, ComputeContext, GraphTime, OptionalType, RetargeterIO, RetargeterIOType,
-        TensorGroup, TensorGroupType)
+        TensorGroupType)
     from isaacteleop.retargeting_engine.tensor_types import (
         DLDataType, HandInput, HandInputIndex, NDArrayType, TactileVector)
 except ImportError as _exc:  # the optional extra is missing
     raise MissingIsaacTeleopError(
         "wuji_tactile_device.integrations.isaacteleop needs Isaac Teleop's retargeting engine (package "
         f"'isaacteleop'), which is not installed: {ISAACTELEOP_EXTRA}") from _exc
-
-from ..contract import ARRAY_FIELDS, DEFAULT_MAX_FLATBUFFER_SIZE, HandJoint, TactileMetadata, geometry, validate_collection_id
-from ..contract.pads import NUM_PADS, pad_layout, pad_resultants
-from ..recording.hand_channels import DEFAULT_HAND_BASE_NAME, hand_record_times
-from ..streams.tracker import TactileFrame, TactileTracker
 
 #: `TactileSource` (live stepping) withholds the newest frame once no new one arrived for this long
 #: [s]: ten periods of a 100 Hz producer.
@@ -646,7 +646,7 @@ class TaxelSkinning(BaseRetargeter):
         """The layout as a `TactileMetadata` for the core geometry functions, rebuilt only when
         different arrays arrive (`TactileSource` sends the same arrays for a whole session)."""
         arrays = tuple(layout[i] for i in TactileLayoutIndex)
-        if self._layout_cache is None or any(a is not b for a, b in zip(self._layout_cache[0], arrays)):
+        if self._layout_cache is None or any(a is not b for a, b in zip(self._layout_cache[0], arrays, strict=True)):
             self._layout_cache = (arrays, TactileMetadata(*arrays))
         return self._layout_cache[1]
 
@@ -692,7 +692,7 @@ class PadForceMagnitude(BaseRetargeter):
         arrays = tuple(layout[i] for i in TactileLayoutIndex)
         # The layout is static per producer session: reuse the precomputed rotations while the
         # same arrays (TactileSource caches them per metadata) keep arriving.
-        if self._pads is None or any(a is not b for a, b in zip(self._pads[0], arrays)):
+        if self._pads is None or any(a is not b for a, b in zip(self._pads[0], arrays, strict=True)):
             self._pads = (arrays, pad_layout(TactileMetadata(*arrays)))
         return self._pads[1]
 

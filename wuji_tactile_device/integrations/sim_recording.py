@@ -11,7 +11,7 @@ and the file plays for as long as the simulation ran. The file is uncompressed b
 from __future__ import annotations
 
 import os
-from typing import Callable
+from collections.abc import Callable
 
 from ..contract.records import DeviceDataTimestamp
 from ..producers.base import FrameSink, ProducerRunner

@@ -32,7 +32,8 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 
@@ -42,13 +43,13 @@ from ..streams.base import Transport
 from ..streams.publisher import TactilePublisher
 
 
+@dataclasses.dataclass
 class Counters:
     """The one counters shape: a dataclass (subclass it with `@dataclass`) read as attributes,
-    or as a plain dict through `as_dict()` (nested dicts copied)."""
+    or as a plain dict through `as_dict()` (nested dicts and counters copied as dicts)."""
 
     def as_dict(self) -> dict[str, Any]:
-        return {f.name: (dict(v) if isinstance(v := getattr(self, f.name), dict) else v)
-                for f in dataclasses.fields(self)}
+        return dataclasses.asdict(self)
 
 
 #: `Frame.extras` key: (26, 7) OpenXR joint poses of the hand in the producer's base space
@@ -112,10 +113,10 @@ class Producer(ABC):
         (e.g. several ticks assembled by one device poll): the runner takes it in the same pass."""
         return False
 
-    def on_published(self, frame: Frame, sequence: int, timestamp: DeviceDataTimestamp) -> None:
+    def on_published(self, frame: Frame, sequence: int, timestamp: DeviceDataTimestamp) -> None:  # noqa: B027 - optional hook, a no-op unless overridden
         """Called after `frame` went out as data record `sequence` with `timestamp`."""
 
-    def enable_hand_poses(self) -> None:
+    def enable_hand_poses(self) -> None:  # noqa: B027 - optional hook, a no-op unless overridden
         """Ask for the hand's joint poses in every frame's `extras` (`EXTRA_HAND_JOINT_POSES`),
         e.g. for a live view. Default: ignored (the producer does not know the hand's pose)."""
 
@@ -133,10 +134,10 @@ class Producer(ABC):
         """The producer's own counters (a `Counters` dataclass), if it keeps any."""
         return None
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional hook, a no-op unless overridden
         """Release devices and files. Idempotent."""
 
-    def __enter__(self) -> "Producer":
+    def __enter__(self) -> Producer:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -319,7 +320,7 @@ class ProducerRunner:
         if self.publisher is not None and self._owns_publisher:
             self.publisher.close()
 
-    def __enter__(self) -> "ProducerRunner":
+    def __enter__(self) -> ProducerRunner:
         return self
 
     def __exit__(self, *exc: object) -> None:

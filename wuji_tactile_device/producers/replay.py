@@ -34,7 +34,7 @@ class ReplayProducer(Producer):
         self.records = 0
 
     @classmethod
-    def for_collections(cls, replay: Any, collection_ids: list[str] | tuple[str, ...]) -> list["ReplayProducer"]:
+    def for_collections(cls, replay: Any, collection_ids: list[str] | tuple[str, ...]) -> list[ReplayProducer]:
         """One producer per collection, each with its layout read from the file (the replay
         advances until every collection's first valid metadata; frames met meanwhile are kept)."""
         producers = [cls(replay, cid) for cid in collection_ids]

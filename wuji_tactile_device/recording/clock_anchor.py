@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Iterable, NamedTuple, Sequence
+from typing import NamedTuple
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 

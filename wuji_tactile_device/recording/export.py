@@ -38,7 +38,7 @@ import tempfile
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 
@@ -125,7 +125,11 @@ def iter_frames(path: str | os.PathLike, collections: Iterable[str] | None = Non
                 finished = replay.finished  # read before draining: the last frames come with it
                 for tracker in trackers:
                     for frame in tracker.frames():
-                        yield tracker.collection_id, tracker.get_metadata(), frame
+                        metadata = tracker.get_metadata()
+                        if metadata is None:  # a tracker delivers a frame only after adopting metadata
+                            raise RecordingError(f"{path}: collection {tracker.collection_id!r} delivered frame "
+                                                 f"{frame.sequence} without metadata")
+                        yield tracker.collection_id, metadata, frame
                 if finished:
                     return
         finally:
@@ -175,7 +179,7 @@ def load_recording(path: str | os.PathLike, collections: Iterable[str] | None = 
             producer_session=np.array([f.producer_session for f in fs], dtype=np.uint64),
             forces=np.stack([f.forces for f in fs]).astype(np.float32, copy=False))
     if hands:
-        rows: dict[str, list] = {}
+        rows: dict[tuple[str, str], list[HandPoseSample]] = {}
         for side, topic, sample in iter_hand_poses(path):
             budget.take(NUM_HAND_JOINTS * 36 + 32, f"hand {side}")
             rows.setdefault((side, topic), []).append(sample)
@@ -400,7 +404,8 @@ class _CsvSink(_Sink):
         self._partial = staging / (target.name + ".partial")
         self._f = open(self._partial, "w", newline="")
         self._block: list[dict] = []
-        self._t0: int | None = None
+        self._t0 = 0  # the first row's sample time [ns], set by row()
+        self._started = False
         scalars = [c for c in columns if c.name != "forces"]
         if layout == "long":
             header = ["time_s", *[c.name for c in scalars], "taxel", "fx", "fy", "fz"]
@@ -409,8 +414,8 @@ class _CsvSink(_Sink):
         self._f.write(",".join(header) + "\n")
 
     def row(self, values: dict) -> None:
-        if self._t0 is None:
-            self._t0 = int(values["sample_time_ns"])
+        if not self._started:
+            self._t0, self._started = int(values["sample_time_ns"]), True
         self._block.append(values)
         if len(self._block) >= self.BLOCK:
             self._flush()
@@ -425,7 +430,7 @@ class _CsvSink(_Sink):
                 head = ",".join([t, *(str(int(values[c.name])) for c in self.columns if c.name != "forces")])
                 forces = np.asarray(values["forces"], dtype=np.float32)
                 taxels = np.arange(forces.shape[0])
-                lines += [f"{head},{k},{x:.9g},{y:.9g},{z:.9g}" for k, (x, y, z) in zip(taxels, forces.tolist())]
+                lines += [f"{head},{k},{x:.9g},{y:.9g},{z:.9g}" for k, (x, y, z) in zip(taxels, forces.tolist(), strict=True)]
             else:
                 cells = [t]
                 for c in self.columns:

@@ -18,7 +18,7 @@ from pathlib import Path
 from ..errors import CorruptChunkError, ReadLimitError, RecordingError, TactileError
 from ..contract import TRACKER_METADATA_MAX_SIZE, decode_metadata_record, decode_tactile_record
 from ..contract.naming import Stream, stream_key
-from . import json_channel, naming
+from . import json_channel
 from .replay import index_difference, streams_of
 from .clock_anchor import wall_clock_span_of
 from .scan import FileView, ReadBudget, Scan, read_chunk, read_partial_chunk, scan
@@ -140,7 +140,7 @@ class InspectReport:
 
 
 def _utc(epoch_ns: int) -> str:
-    return datetime.datetime.fromtimestamp(epoch_ns / 1e9, datetime.timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.datetime.fromtimestamp(epoch_ns / 1e9, datetime.UTC).isoformat(timespec="milliseconds")
 
 
 def inspect_file(path: str | os.PathLike) -> InspectReport:
@@ -254,23 +254,25 @@ def _check(report: InspectReport, m, cid: str, stream: Stream, session: int, tax
     try:
         if stream is Stream.DATA:
             record = decode_tactile_record(m.data, max_size=INSPECT_MAX_DATA_SIZE)
+            timestamp = record.timestamp
             n = taxels.get((cid, session))
             if n is None:
                 early[cid] = early.get(cid, 0) + 1
             elif record.forces.shape[0] != n:
                 report.problem(f"{where}: {record.forces.shape[0]} taxels, its session's metadata declares {n}")
         else:
-            record = decode_metadata_record(m.data, max_size=TRACKER_METADATA_MAX_SIZE)
-            record.metadata.validate()
-            first = adopted.setdefault(cid, record.metadata)
-            if record.metadata != first:
+            metadata_record = decode_metadata_record(m.data, max_size=TRACKER_METADATA_MAX_SIZE)
+            timestamp, metadata = metadata_record.timestamp, metadata_record.metadata
+            metadata.validate()
+            first = adopted.setdefault(cid, metadata)
+            if metadata != first:
                 report.problem(f"{where}: metadata differs from the collection's first metadata "
                                "(a tracker raises MetadataMismatchError)")
-            taxels[(cid, session)] = record.metadata.num_taxels
+            taxels[(cid, session)] = metadata.num_taxels
     except TactileError as exc:
         report.problem(f"{where}: {type(exc).__name__}: {exc}")
         return
-    available, sample = record.timestamp.available_time_local_common_clock, record.timestamp.sample_time_local_common_clock
+    available, sample = timestamp.available_time_local_common_clock, timestamp.sample_time_local_common_clock
     if (available, sample) != (m.log_time, m.publish_time):
         report.problem(f"{where}: log/publish time {m.log_time}/{m.publish_time} differ from the record's "
                        f"available/sample time {available}/{sample}")

@@ -8,11 +8,11 @@ or chunk plus what the transport still held; `close()` (also on Ctrl-C in the CL
 summary and leaves a complete, indexed file.
 
 Hostile peers: a sample that cannot be written as received (a negative timestamp, a new producer
-session while `MAX_SESSIONS_PER_COLLECTION` sessions are all sending) is refused, counted in `counters["refused_samples"]`
+session while `MAX_SESSIONS_PER_COLLECTION` sessions are all sending) is refused, counted in `counters.refused_samples`
 and logged once per producer session (at most one such log line per second); recording goes on.
 Per-session state is bounded: open sessions by `MAX_SESSIONS_PER_COLLECTION` (idle ones, those that
 never sent data first, are evicted for a newcomer, so fake sessions cannot lock out a live
-producer; counted in `counters["sessions_evicted"]`, logged once), the last metadata kept
+producer; counted in `counters.sessions_evicted`, logged once), the last metadata kept
 to skip republishes by `MAX_METADATA_SESSIONS` sessions (least recently used dropped; a dropped
 session's next republish is simply written again) and, per session, a digest plus the decoded
 layout only for records within `TRACKER_METADATA_MAX_SIZE`.
@@ -29,6 +29,7 @@ import logging
 import os
 import time
 from collections import OrderedDict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +56,7 @@ _COMPRESSION = {"zstd": CompressionType.ZSTD, "lz4": CompressionType.LZ4, "none"
 DEFAULT_CHUNK_SIZE = 256 << 10
 #: Producer sessions the recorder keeps open per collection. A newcomer past it evicts a session
 #: that never sent data, else one idle for `SESSION_IDLE_S` (oldest activity first; its records
-#: stay in the file, counted in `counters["sessions_evicted"]`; if it comes back it gets new
+#: stay in the file, counted in `counters.sessions_evicted`; if it comes back it gets new
 #: channels); when every kept session is sending, the newcomer's samples are refused and counted.
 MAX_SESSIONS_PER_COLLECTION = 1024
 #: A session that recorded nothing for this long may be evicted for a newcomer [s].
@@ -69,6 +70,21 @@ _WARN_INTERVAL_NS = 1_000_000_000  # at most one refused-sample log line per sec
 class _RefusedSample(RecordingError):
     """One sample cannot be recorded as received (bad timestamp, too many sessions): `poll()` and
     tracker observers count it and go on; a direct `write()` raises it."""
+
+
+@dataclass
+class RecorderCounters:
+    """What an `McapRecorder` wrote and refused (`dataclasses.asdict()` for logs and JSON)."""
+
+    written_data: int = 0  # data records written
+    written_metadata: int = 0  # metadata records written
+    metadata_repeats_skipped: int = 0  # periodic metadata republishes not written again
+    unreadable_timestamp: int = 0  # written with the receive time as log time
+    liveliness_events: int = 0  # producer sessions appearing/disappearing, seen by the recorder
+    written_json: int = 0  # messages on auxiliary JSON channels
+    written_flatbuffer: int = 0  # messages on auxiliary FlatBuffers / encoded channels
+    refused_samples: int = 0  # not recordable as received (negative timestamp, too many sessions sending)
+    sessions_evicted: int = 0  # idle producer sessions forgotten for a newcomer (their records kept)
 
 
 class McapRecorder:
@@ -99,15 +115,15 @@ class McapRecorder:
             raise RecordingError(f"recording {self.path}: the isaac profile is uncompressed (Isaac Teleop's replay "
                                  f"reads no {compression} chunks); drop the compression or use the default profile")
         if compression not in _COMPRESSION:
-            raise RecordingError(f"compression {compression!r} is not one of {', '.join(_COMPRESSION)}")
+            raise ValueError(f"compression {compression!r} is not one of {', '.join(_COMPRESSION)}")
         if not flush_period_s > 0:
-            raise RecordingError(f"flush_period_s must be > 0 s, got {flush_period_s}")
+            raise ValueError(f"flush_period_s must be > 0 s, got {flush_period_s}")
         meta = {"package": "wuji_tactile_device", "package_version": __version__,
-                "recording_started_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                "recording_started_utc": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
                 "clock": "log and publish times are ns of the producer's monotonic clock (not the epoch)"}
         for k, v in (file_metadata or {}).items():
             if not isinstance(k, str) or not isinstance(v, str):
-                raise RecordingError(f"file_metadata must map str to str, got {k!r}: {v!r}")
+                raise TypeError(f"file_metadata must map str to str, got {k!r}: {v!r}")
             meta[k] = v
         try:
             self._file = open(self.path, "wb" if overwrite else "xb")
@@ -159,9 +175,7 @@ class McapRecorder:
         #: written_json (messages on auxiliary channels), refused_samples (not recordable as received:
         #: negative timestamp, too many producer sessions sending at once), sessions_evicted (idle
         #: producer sessions forgotten for a newcomer, see `MAX_SESSIONS_PER_COLLECTION`).
-        self.counters = {"written_data": 0, "written_metadata": 0, "metadata_repeats_skipped": 0,
-                         "unreadable_timestamp": 0, "liveliness_events": 0, "written_json": 0,
-                         "written_flatbuffer": 0, "refused_samples": 0, "sessions_evicted": 0}
+        self.counters = RecorderCounters()
         self._channel_count = 0  # contract channels registered in the file (evicted ones included)
 
     # -- sources -------------------------------------------------------------------------------
@@ -194,11 +208,12 @@ class McapRecorder:
         already used by this recorder (auxiliary or contract) is refused."""
         self._check_open()
         if not isinstance(topic, str) or not topic:
-            raise RecordingError(f"recording {self.path}: auxiliary topic must be a non-empty str, got {topic!r}")
+            raise (ValueError if isinstance(topic, str) else TypeError)(
+                f"recording {self.path}: auxiliary topic must be a non-empty str, got {topic!r}")
         json_channel.check_schema(schema, topic=topic)
         name = schema_name if schema_name is not None else schema.get("title")
         if not isinstance(name, str) or not name:
-            raise RecordingError(f"recording {self.path}: topic {topic!r} needs a schema name "
+            raise ValueError(f"recording {self.path}: topic {topic!r} needs a schema name "
                                  "(schema_name=... or a 'title' in the schema)")
         taken = topic in self._json_channels or topic in self._contract_topics or any(
             topic in (stream_key(c, Stream.DATA), stream_key(c, Stream.METADATA)) for c in self._collections)
@@ -206,7 +221,7 @@ class McapRecorder:
             raise RecordingError(f"recording {self.path}: topic {topic!r} is already recorded")
         for k, v in (metadata or {}).items():
             if not isinstance(k, str) or not isinstance(v, str):
-                raise RecordingError(f"topic {topic!r}: channel metadata must map str to str, got {k!r}: {v!r}")
+                raise TypeError(f"topic {topic!r}: channel metadata must map str to str, got {k!r}: {v!r}")
         try:
             schema_id = self._writer.register_schema(name, json_channel.SCHEMA_ENCODING,
                                                      json_channel.encode(schema, topic=topic))
@@ -224,13 +239,14 @@ class McapRecorder:
         (same clock as the contract topics); flushes when the flush period has elapsed, like
         `poll()`. NaN/infinity and non-JSON values raise RecordingError (nothing is written)."""
         self._check_open()
+        topic: str | None
         if isinstance(channel, str):
             topic, channel_id = channel, self._json_channels.get(channel)
         else:
             topic = self._json_topics.get(channel)
             channel_id = channel if topic is not None else None
-        if channel_id is None or channel_id in self._flatbuffer_channels:
-            raise RecordingError(f"recording {self.path}: {channel!r} is not an auxiliary channel of this recorder "
+        if channel_id is None or topic is None or channel_id in self._flatbuffer_channels:
+            raise ValueError(f"recording {self.path}: {channel!r} is not an auxiliary channel of this recorder "
                                  f"(open it with add_json_channel; open: {', '.join(self._json_channels) or 'none'})")
         self._write_auxiliary(channel_id, topic, json_channel.encode(message, topic=topic), log_time_ns,
                               publish_time_ns, sequence, "written_json")
@@ -251,7 +267,8 @@ class McapRecorder:
         message). A topic already used by this recorder is refused."""
         self._check_open()
         if not isinstance(topic, str) or not topic:
-            raise RecordingError(f"recording {self.path}: auxiliary topic must be a non-empty str, got {topic!r}")
+            raise (ValueError if isinstance(topic, str) else TypeError)(
+                f"recording {self.path}: auxiliary topic must be a non-empty str, got {topic!r}")
         taken = topic in self._json_channels or topic in self._contract_topics or any(
             topic in (stream_key(c, Stream.DATA), stream_key(c, Stream.METADATA)) for c in self._collections)
         if taken:
@@ -276,7 +293,7 @@ class McapRecorder:
         ns; flushes when the flush period has elapsed, like `poll()`."""
         self._check_open()
         if channel not in self._flatbuffer_channels:
-            raise RecordingError(f"recording {self.path}: {channel!r} is not a FlatBuffers channel of this recorder "
+            raise ValueError(f"recording {self.path}: {channel!r} is not a FlatBuffers channel of this recorder "
                                  "(open it with add_flatbuffer_channel)")
         self._write_auxiliary(channel, self._json_topics[channel], payload, log_time_ns, publish_time_ns, sequence,
                               "written_flatbuffer")
@@ -291,7 +308,10 @@ class McapRecorder:
             self._writer.add_message(channel_id, log_time_ns, payload, publish_time_ns, sequence & naming.SEQUENCE_MASK)
         except OSError as exc:
             raise RecordingError(f"cannot write to {self.path}: {exc.strerror or exc}") from exc
-        self.counters[counter] += 1
+        if counter == "written_json":
+            self.counters.written_json += 1
+        else:
+            self.counters.written_flatbuffer += 1
         self._pending += 1
         self.maybe_flush()
 
@@ -321,7 +341,7 @@ class McapRecorder:
                     except _RefusedSample as exc:
                         self._refused(cid, ev.producer_session, exc)
                 elif isinstance(ev, LivelinessChange):
-                    self.counters["liveliness_events"] += 1
+                    self.counters.liveliness_events += 1
         self.maybe_flush()
         return written
 
@@ -332,10 +352,10 @@ class McapRecorder:
         Log/publish time come from the record's timestamp (available, sample time) unless `times`
         gives them; a record whose timestamp cannot be read is still written (replay must show
         the tracker what the wire carried) with `receive_time_ns` as both times, counted in
-        `counters["unreadable_timestamp"]` and logged once per collection."""
+        `counters.unreadable_timestamp` and logged once per collection."""
         self._check_open()
         if stream is Stream.METADATA and self._is_repeat(collection_id, producer_session, payload):
-            self.counters["metadata_repeats_skipped"] += 1
+            self.counters.metadata_repeats_skipped += 1
             return 0
         if times is None:
             try:
@@ -344,7 +364,7 @@ class McapRecorder:
                 if receive_time_ns is None:
                     raise
                 times = (receive_time_ns, receive_time_ns)
-                self.counters["unreadable_timestamp"] += 1
+                self.counters.unreadable_timestamp += 1
                 if collection_id not in self._warned_unreadable:
                     self._warned_unreadable.add(collection_id)
                     log.warning("recording %s: a %s record has no readable timestamp (%s); written with the "
@@ -398,7 +418,10 @@ class McapRecorder:
             self._writer.add_message(ch, log_time, payload, publish_time, sequence & naming.SEQUENCE_MASK)
         except OSError as exc:  # a full chunk is written here: disk full, I/O error
             raise RecordingError(f"cannot write to {self.path}: {exc.strerror or exc}") from exc
-        self.counters["written_metadata" if stream is Stream.METADATA else "written_data"] += 1
+        if stream is Stream.METADATA:
+            self.counters.written_metadata += 1
+        else:
+            self.counters.written_data += 1
         self._pending += 1
         return 1
 
@@ -417,11 +440,11 @@ class McapRecorder:
         for stream in Stream:
             self._channels.pop((collection_id, stream, victim), None)
         self._last_metadata.pop((collection_id, victim), None)
-        self.counters["sessions_evicted"] += 1
+        self.counters.sessions_evicted += 1
         if not self._warned_eviction:
             self._warned_eviction = True
             log.warning("recording %s: %s has more than %d producer sessions; evicted idle session %016x "
-                        "(its records are kept; further evictions counted in counters['sessions_evicted'])",
+                        "(its records are kept; further evictions counted in counters.sessions_evicted)",
                         self.path, collection_id, MAX_SESSIONS_PER_COLLECTION, victim)
         return True
 
@@ -452,7 +475,7 @@ class McapRecorder:
 
     def _refused(self, collection_id: str, producer_session: int, exc: Exception) -> None:
         """Count a peer's sample that cannot be recorded; log it once per session, at most once a second."""
-        self.counters["refused_samples"] += 1
+        self.counters.refused_samples += 1
         key = (collection_id, producer_session)
         now = time.monotonic_ns()
         if key in self._warned_sessions or now - self._last_warning < _WARN_INTERVAL_NS:
@@ -461,8 +484,8 @@ class McapRecorder:
             self._warned_sessions.add(key)
         self._last_warning = now
         log.warning("recording %s: refused a sample of producer session %016x (%s); recording goes on "
-                    "(counted in counters['refused_samples'], %d so far)", self.path, producer_session, exc,
-                    self.counters["refused_samples"])
+                    "(counted in counters.refused_samples, %d so far)", self.path, producer_session, exc,
+                    self.counters.refused_samples)
 
     def maybe_flush(self) -> None:
         """Flush if the flush period has elapsed since the last flush; write a clock anchor when
@@ -525,7 +548,7 @@ class McapRecorder:
         if self._closed:
             raise RecordingError(f"recorder for {self.path} is closed")
 
-    def __enter__(self) -> "McapRecorder":
+    def __enter__(self) -> McapRecorder:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -216,7 +216,7 @@ def _write(view, sc, out, report: RecoveryReport, schemas: dict, channels: dict,
             report.messages_kept += 1
             t0 = m.log_time if t0 is None else min(t0, m.log_time)
             t1 = m.log_time if t1 is None else max(t1, m.log_time)
-    report.kept_range = None if t0 is None else (t0, t1)
+    report.kept_range = None if t0 is None or t1 is None else (t0, t1)
     notes = {"source": str(report.source), "messages_kept": str(report.messages_kept),
              "chunks_kept": str(report.chunks_kept), "corrupt_chunks": str(len(report.corrupt_chunks)),
              "orphan_messages": str(report.orphan_messages),

@@ -34,14 +34,14 @@ import re
 import time
 import warnings
 from collections import deque
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from ..contract.naming import (DATA_RECORD_SCHEMA_NAME, METADATA_RECORD_SCHEMA_NAME, Stream, parse_stream_key,
                                validate_collection_id)
 from ..errors import CollectionIdError, CorruptChunkError, RecordingError, RecordingWarning
 from ..streams.base import DEFAULT_QUEUE_LIMIT, Event, LivelinessChange, Message, Subscription
 from . import naming
-from .scan import ChunkRef, FileView, RawMessage, ReadBudget, read_chunk, read_partial_chunk, scan
+from .scan import ChunkRef, FileView, RawMessage, ReadBudget, Truncation, read_chunk, read_partial_chunk, scan
 
 
 CLOCKS = ("log", "sample")  # pace / window by log time (available time) or publish time (sample time)
@@ -59,7 +59,7 @@ def window_ns(first_ns: int | None, start_s: float | None, end_s: float | None) 
     """(start_ns, end_ns) for a window given in seconds after `first_ns` (the first message's
     time, `McapReplay.first_time_ns()`); None stays None. ValueError for a bound that is not a
     finite number >= 0 s, or an end not after the start."""
-    out = []
+    out: list[int | None] = []
     for name, v in (("start", start_s), ("end", end_s)):
         if v is None:
             out.append(None)
@@ -124,7 +124,7 @@ class McapReplay:
         self._session_counts = self._count_sessions()
         self._index_trusted = self._session_counts is not None
         if self._scan.truncation is not None:
-            warnings.warn(RecordingWarning(self._truncation_text()), stacklevel=2)
+            warnings.warn(RecordingWarning(self._truncation_text(self._scan.truncation)), stacklevel=2)
         if self._scan.damage:
             warnings.warn(RecordingWarning(f"{self.path} is damaged: {'; '.join(self._scan.damage[:3])}"
                                            + (f" (and {self._scan.damage_count - 3} more)" if self._scan.damage_count > 3
@@ -206,8 +206,8 @@ class McapReplay:
                     counts[(cid, session)] = counts.get((cid, session), 0) + n
         return counts
 
-    def _truncation_text(self) -> str:
-        t, chunks = self._scan.truncation, self._scan.chunks
+    def _truncation_text(self, t: Truncation) -> str:
+        chunks = self._scan.chunks
         if self._scan.has_summary:  # the cut lies after the data section
             return (f"{self.path} is damaged ({t.reason}): only its index/summary section is lost "
                     f"({t.bytes_lost} bytes); all {len(chunks)} chunks of data are intact and replayed. "
@@ -245,7 +245,7 @@ class McapReplay:
         self._exhausted = True
         self._view.close()
 
-    def __enter__(self) -> "McapReplay":
+    def __enter__(self) -> McapReplay:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -300,14 +300,15 @@ class McapReplay:
             self._peek = None
 
     # -- the cursor ----------------------------------------------------------------------------
-    def _pump(self, sub: "_ReplaySubscription", want: int | None) -> None:
+    def _pump(self, sub: _ReplaySubscription, want: int | None) -> None:
         """Move events from the file to the subscription queues. As fast as possible: until `sub`
         holds `want` events (None: one data message). Paced: every event due by now."""
         if self._gen is None:
             if self._exhausted:
                 return
             self._gen = self._events()
-        paced = self.speed is not None
+        speed = self.speed
+        paced = speed is not None
         if paced:
             now = time.monotonic_ns()
             if self._pass < 0:
@@ -327,8 +328,8 @@ class McapReplay:
                 self._pass, self._t0_log, self._last_t = pass_no, t, t
                 if paced:
                     self._t0_wall = now
-            if paced:
-                gap, longest = t - self._last_t, self._max_gap_ns * self.speed
+            if speed is not None:
+                gap, longest = t - self._last_t, int(self._max_gap_ns * speed)
                 if gap > longest or gap < -longest:  # a wait (or jump back) beyond max_gap_s: re-anchor the clock
                     self._t0_log += gap - longest if gap > 0 else gap
                     if not self._warned_gap:
@@ -337,7 +338,7 @@ class McapReplay:
                             f"{self.path}: the recorded time jumps by {gap / 1e9:.3f} s before {t} ns; played as "
                             f"{max(gap, 0) and self._max_gap_ns / 1e9:g} s of wall time (max_gap_s)"), stacklevel=3)
                 self._last_t = t
-                if (t - self._t0_log) > (now - self._t0_wall) * self.speed:
+                if (t - self._t0_log) > (now - self._t0_wall) * speed:
                     return
             targets = subs.get(cid)
             if targets:

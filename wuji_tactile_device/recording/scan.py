@@ -374,21 +374,25 @@ def scan(view: FileView) -> Scan:
                     out.damaged(f"the message index record at byte {pos} is malformed "
                                       f"({nbytes} bytes of entries in a {length}-byte record)")
         elif opcode in _PARSERS:
-            try:
-                parsed = _PARSERS[opcode](_Body(buf, body, end))
+            try:  # each record type by its own parser (parsing and storing cannot fail apart)
+                record_body = _Body(buf, body, end)
+                if opcode == OP_HEADER:
+                    parsed_header = _parse_header(record_body)
+                    out.profile, out.library = parsed_header.profile, parsed_header.library
+                elif opcode == OP_SCHEMA:
+                    parsed_schema = _parse_schema(record_body)
+                    out.schemas[parsed_schema.id] = parsed_schema
+                elif opcode == OP_CHANNEL:
+                    parsed_channel = _parse_channel(record_body)
+                    out.channels[parsed_channel.id] = parsed_channel
+                else:
+                    parsed_metadata = _parse_metadata(record_body)
+                    if len(out.metadata) < MAX_METADATA_RECORDS:
+                        out.metadata.append(parsed_metadata)
+                    else:
+                        out.metadata_ignored += 1
             except (_Malformed, struct.error) as exc:
                 out.damaged(f"the {_record_name(opcode)} record at byte {pos} is malformed ({exc}); skipped")
-            else:
-                if opcode == OP_HEADER:
-                    out.profile, out.library = parsed.profile, parsed.library
-                elif opcode == OP_SCHEMA:
-                    out.schemas[parsed.id] = parsed
-                elif opcode == OP_CHANNEL:
-                    out.channels[parsed.id] = parsed
-                elif len(out.metadata) < MAX_METADATA_RECORDS:
-                    out.metadata.append(parsed)
-                else:
-                    out.metadata_ignored += 1
         elif opcode == OP_ATTACHMENT:
             out.attachments += 1
         elif opcode == OP_MESSAGE:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import NamedTuple, Union
+from typing import NamedTuple
 
 from ..contract.naming import Stream
 
@@ -60,7 +60,7 @@ class DroppedPayload(NamedTuple):
     receive_time_ns: int
 
 
-Event = Union[Message, LivelinessChange, DroppedPayload]
+Event = Message | LivelinessChange | DroppedPayload
 
 
 @dataclass
@@ -156,7 +156,7 @@ class Transport(ABC):
     def close(self) -> None:
         """Close every link and subscription of this transport. Idempotent."""
 
-    def __enter__(self) -> "Transport":
+    def __enter__(self) -> Transport:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -21,7 +21,7 @@ _monotonic_ns = time.monotonic_ns
 
 
 class _InProcSubscription(QueuedSubscription):
-    def __init__(self, bus: "InProcessBus", queue: SubscriptionQueue):
+    def __init__(self, bus: InProcessBus, queue: SubscriptionQueue):
         super().__init__(queue)
         self._bus = bus
         self._closed = False
@@ -33,7 +33,7 @@ class _InProcSubscription(QueuedSubscription):
 
 
 class _InProcLink(ProducerLink):
-    def __init__(self, bus: "InProcessBus", collection_id: str, producer_session: int):
+    def __init__(self, bus: InProcessBus, collection_id: str, producer_session: int):
         self.collection_id = collection_id
         self.producer_session = producer_session
         self._bus = bus

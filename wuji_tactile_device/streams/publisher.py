@@ -171,7 +171,7 @@ class TactilePublisher:
             link, self._link = self._link, None
             link.close()
 
-    def __enter__(self) -> "TactilePublisher":
+    def __enter__(self) -> TactilePublisher:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -31,7 +31,8 @@ import time
 from collections import deque
 from operator import itemgetter
 from dataclasses import dataclass
-from typing import Iterator, NamedTuple, Protocol
+from typing import NamedTuple, Protocol
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -202,8 +203,7 @@ class TactileTracker:
         try:
             while i < count:
                 event = events[i]
-                kind = type(event)
-                if kind is Message:
+                if type(event) is Message:
                     if event[1] is _DATA:
                         if count - i >= _BATCH_MIN and self._codec is not None:
                             run_delivered, i = self._on_data_run(events, i)
@@ -212,10 +212,13 @@ class TactileTracker:
                         delivered += on_data(event)
                     else:
                         self._on_metadata(event)
-                elif kind is DroppedPayload:
+                elif type(event) is DroppedPayload:
                     self._on_dropped(event)
-                else:
+                elif type(event) is LivelinessChange:
                     self._on_liveliness(event)
+                else:
+                    raise TypeError(f"collection {self.collection_id!r}: the transport delivered {event!r}, "
+                                    "not a Message, DroppedPayload or LivelinessChange")
                 i += 1
         except BaseException:
             resume, self._resume = self._resume, -1
@@ -276,7 +279,7 @@ class TactileTracker:
             self._closed = True
             self._subscription.close()
 
-    def __enter__(self) -> "TactileTracker":
+    def __enter__(self) -> TactileTracker:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -374,7 +377,7 @@ class TactileTracker:
         k = 0
         try:
             if checked is None:  # not all of this layout's size: one by one
-                for k, message in enumerate(chunk):
+                for k, message in enumerate(chunk):  # noqa: B007 - k is read by the except clause
                     delivered += on_data(message)
                 return delivered, start + len(chunk)
             ok, forces = checked

@@ -65,7 +65,7 @@ class ZenohRouter:
             self._closed = True
             self.session.close()
 
-    def __enter__(self) -> "ZenohRouter":
+    def __enter__(self) -> ZenohRouter:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from ..contract.naming import METADATA_SUFFIX, validate_collection_id
 from .zenoh_transport import LIVELINESS_CHUNK, MAX_MESSAGE_SIZE

@@ -38,7 +38,7 @@ import struct
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import zenoh
 
@@ -70,7 +70,12 @@ _DATA = Stream.DATA  # (reading an Enum member off its class costs ~0.15 us)
 #: held back in a batch behind data sent after it. BLOCK rather than Zenoh's default DROP: with
 #: DROP, a producer starved of CPU for ~1 ms loses frames even at 100 Hz on loopback (measured);
 #: a tactile stream is ~220 kB/s, so blocking only happens when the link is really saturated.
-PUBLISHER_QOS = {"express": True, "congestion_control": zenoh.CongestionControl.BLOCK}
+class _PublisherQos(TypedDict):
+    express: bool
+    congestion_control: zenoh.CongestionControl
+
+
+PUBLISHER_QOS: _PublisherQos = {"express": True, "congestion_control": zenoh.CongestionControl.BLOCK}
 
 
 def liveliness_key(collection_id: str, producer_session: int) -> str:
@@ -195,9 +200,13 @@ class ZenohSubscription(QueuedSubscription):
         if route is None:
             return  # another (nested) collection's stream
         stream, max_payload = route
+        attachment = sample.attachment
+        if attachment is None:  # not from a TactilePublisher
+            self.queue.count_malformed()
+            return
         try:
-            session, sequence = _unpack_attachment(sample.attachment.to_bytes())
-        except (struct.error, AttributeError):  # no or short attachment: not from a TactilePublisher
+            session, sequence = _unpack_attachment(attachment.to_bytes())
+        except struct.error:  # a short attachment: not from a TactilePublisher
             self.queue.count_malformed()
             return
         payload = sample.payload
@@ -284,7 +293,8 @@ class ZenohTransport(Transport):
         validate_collection_id(collection_id)
         with self._lock:
             self._check_open()
-            if any(l.collection_id == collection_id and l.producer_session == producer_session for l in self._links):
+            if any(link.collection_id == collection_id and link.producer_session == producer_session
+                   for link in self._links):
                 raise TransportError(f"collection {collection_id!r}: producer session "
                                      f"{producer_session:016x} is already open")
             link = ZenohProducerLink(self.session, collection_id, producer_session, self._forget)
@@ -306,9 +316,9 @@ class ZenohTransport(Transport):
     def _forget(self, item: object) -> None:
         with self._lock:
             if item in self._links:
-                self._links.remove(item)  # type: ignore[arg-type]
+                self._links.remove(item)
             if item in self._subs:
-                self._subs.remove(item)  # type: ignore[arg-type]
+                self._subs.remove(item)
 
     def peers(self) -> list[str]:
         """Zenoh ids of the peers this session is connected to."""

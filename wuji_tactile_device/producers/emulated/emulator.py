@@ -47,7 +47,8 @@ import time
 import zlib
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
+from collections.abc import Callable
 
 import numpy as np
 
@@ -102,7 +103,7 @@ class _Getter:
 class EmulatedSubscription:
     """`wuji_sdk.Subscription` look-alike: non-blocking `recv()`, `close()`, `set_rate()`."""
 
-    def __init__(self, hand: "EmulatedHand2", finger: str, limit: int):
+    def __init__(self, hand: EmulatedHand2, finger: str, limit: int):
         self._hand, self._finger = hand, finger
         self._queue: deque[EmulatedData] = deque(maxlen=limit)
         self.closed = False
@@ -132,7 +133,7 @@ class EmulatedCallbackSubscription:
     """`wuji_sdk.CallbackSubscription` look-alike. The SDK calls back from a background thread;
     the emulator calls back synchronously inside `emit()` (errors go to `on_error` and count)."""
 
-    def __init__(self, hand: "EmulatedHand2", finger: str, callback, on_error):
+    def __init__(self, hand: EmulatedHand2, finger: str, callback, on_error):
         self._hand, self._finger = hand, finger
         self._callback, self._on_error = callback, on_error
         self.is_active = True
@@ -155,7 +156,7 @@ class EmulatedCallbackSubscription:
         self.is_active = False
         self._hand._subs[self._finger] = [s for s in self._hand._subs[self._finger] if s is not self]
 
-    def __enter__(self) -> "EmulatedCallbackSubscription":
+    def __enter__(self) -> EmulatedCallbackSubscription:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -163,7 +164,7 @@ class EmulatedCallbackSubscription:
 
 
 class _DataResource:
-    def __init__(self, hand: "EmulatedHand2", finger: str):
+    def __init__(self, hand: EmulatedHand2, finger: str):
         self._hand, self._finger = hand, finger
 
     def subscribe(self) -> EmulatedSubscription:
@@ -261,10 +262,10 @@ class EmulatedDiscoveredDevice(NamedTuple):
 
 
 class _DiagnosticsResource:
-    def __init__(self, hand: "EmulatedHand2"):
+    def __init__(self, hand: EmulatedHand2):
         self._hand = hand
 
-    def subscribe(self) -> "EmulatedSubscription":
+    def subscribe(self) -> EmulatedSubscription:
         self._hand._check("subscribe:joint_diagnostics")
         sub = EmulatedSubscription(self._hand, "joint_diagnostics", self._hand.queue_limit)
         self._hand._subs.setdefault("joint_diagnostics", []).append(sub)
@@ -272,10 +273,10 @@ class _DiagnosticsResource:
 
 
 class _JointStatesResource:
-    def __init__(self, hand: "EmulatedHand2"):
+    def __init__(self, hand: EmulatedHand2):
         self._hand = hand
 
-    def subscribe(self) -> "EmulatedSubscription":
+    def subscribe(self) -> EmulatedSubscription:
         self._hand._check("subscribe:joint_states")
         sub = EmulatedSubscription(self._hand, "joint_states", self._hand.queue_limit)
         self._hand._subs.setdefault("joint_states", []).append(sub)
@@ -854,5 +855,5 @@ class EmulatedSdkManager:
         self.connects += 1
         return hand
 
-    def instance(self) -> "EmulatedSdkManager":  # so it can stand where SdkManager.instance() is used
+    def instance(self) -> EmulatedSdkManager:  # so it can stand where SdkManager.instance() is used
         return self

@@ -6,7 +6,8 @@ producer). The hardware producer itself never
 imports the simulation; this module does."""
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator, NamedTuple
+from typing import Any, NamedTuple
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
@@ -20,7 +21,7 @@ def simulation_layout(side: str) -> dict[str, np.ndarray]:
     per finger (P, 7) taxel poses in tip_sensor_frame (synthetic sensing locations, not measured)."""
     from ..sim.taxels import taxel_poses_in_distal  # MuJoCo only when a fallback is asked for
 
-    return dict(zip(FINGERS, taxel_poses_in_distal(side)))
+    return dict(zip(FINGERS, taxel_poses_in_distal(side), strict=True))
 
 
 class SimulationTick(NamedTuple):
@@ -79,7 +80,7 @@ class EmulatedHandProducer(Producer):
 
     @classmethod
     def from_config(cls, emulator, config: HardwareConfig, forces: Iterator[np.ndarray | SimulationTick],
-                    **kwargs) -> "EmulatedHandProducer":
+                    **kwargs) -> EmulatedHandProducer:
         from ..hardware.device import SdkFingertipDevice
 
         return cls(emulator, HardwareProducer(SdkFingertipDevice(emulator), config), forces, **kwargs)

@@ -23,7 +23,8 @@ from .identity import (DiscoveredHand, HandednessMismatchError, HandIdentity, co
                        resolve_side, scan_hands)
 from .producer import (FingerResultant, HardwareConfig, HardwareCounters, HardwareProducer, ProducerEvent,
                        TickResultants)
-from .recovery import DeviceDisconnectedError, DeviceTimeoutError, RetryPolicy
+from ...errors import DeviceDisconnectedError, DeviceTimeoutError
+from .recovery import RetryPolicy
 from .resultant_topic import ResultantRecorder, resultants_topic
 from .zero_calibration import ZeroCalibrationReport, calibrate_zero
 

@@ -36,7 +36,7 @@ import logging
 import math
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from ...hands.wuji_hand2 import FINGERS
 from .device import FingertipFrame
@@ -384,7 +384,7 @@ class TickAssembler:
             heads = [q[0].k for q in queues]
             k = min(heads)
             if self._last_published is not None and k <= self._last_published:
-                for f, q, h in zip(FINGERS, queues, heads):  # a window already published
+                for f, q, h in zip(FINGERS, queues, heads, strict=True):  # a window already published
                     if h == k:
                         q.popleft()
                         c.superseded[f] += 1
@@ -392,7 +392,7 @@ class TickAssembler:
                 continue
             if max(heads) != k:
                 c.incomplete_ticks += 1
-                for f, q, h in zip(FINGERS, queues, heads):
+                for f, q, h in zip(FINGERS, queues, heads, strict=True):
                     if h == k:
                         q.popleft()
                         c.dropped[f] += 1
@@ -400,7 +400,7 @@ class TickAssembler:
                         c.missing[f] += 1
                 continue
             tick = []
-            for f, q in zip(FINGERS, queues):
+            for f, q in zip(FINGERS, queues, strict=True):
                 e = q.popleft()
                 while q and q[0].k == k:  # a faster finger: keep its freshest sample
                     e = q.popleft()
@@ -434,8 +434,8 @@ class TickAssembler:
             self.worst_spread_us = spread
         mean = sum(ts) / 5
         last = self._skew_last = [t - mean for t in ts]
-        self._skew_mean = [a + (s - a) / 64 for a, s in zip(self._skew_mean, last)]
-        self._skew_max = [max(a, abs(s)) for a, s in zip(self._skew_max, last)]
+        self._skew_mean = [a + (s - a) / 64 for a, s in zip(self._skew_mean, last, strict=True)]
+        self._skew_max = [max(a, abs(s)) for a, s in zip(self._skew_max, last, strict=True)]
 
     def _maybe_warn(self, queues) -> None:
         c = self.counters
@@ -445,7 +445,7 @@ class TickAssembler:
             return
         if self._warned_at_ns is not None and now - self._warned_at_ns < self._warn_ns:
             return
-        d_inc, d_skew, d_sup = (a - b for a, b in zip(counts, self._warned_counts))
+        d_inc, d_skew, d_sup = (a - b for a, b in zip(counts, self._warned_counts, strict=True))
         worst = max(FINGERS, key=lambda f: c.missing[f])
         why = []
         if d_inc:

@@ -27,7 +27,9 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Callable, NamedTuple, Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import Any, NamedTuple, Protocol, runtime_checkable
+from collections.abc import Callable
 
 from ...errors import DeviceDisconnectedError, FingerOfflineError, HandednessMismatchError, ProducerError
 from ...hands.wuji_hand2 import FINGERS
@@ -124,6 +126,18 @@ def _payload(data: Any) -> bytes:
     return data if isinstance(data, bytes) else bytes(data)
 
 
+@dataclass
+class LinkCounters:
+    """The device link's own counters (`SdkFingertipDevice.link_counters`)."""
+
+    stream_errors: int = 0  # SDK stream reads that raised
+    reconnect_attempts: int = 0  # tries to reach the hand again after it was lost
+    reconnect_failures: int = 0  # of those, the ones that failed
+    reconnects: int = 0  # of those, the ones that succeeded
+    diagnostics_errors: int = 0  # joint diagnostics reads that failed (logged, never raised)
+    joint_state_errors: int = 0  # joint state subscriptions that failed (retried with backoff)
+
+
 class SdkFingertipDevice:
     """`FingertipDevice` over a `wuji_sdk.WujiHand2` (or an object with its accessor names, such
     as the emulator). Translates the SDK's `NodeOfflineError` into `FingerOfflineError`."""
@@ -145,9 +159,7 @@ class SdkFingertipDevice:
         self.generation = 0
         self.connected = True
         self.lost_at_ns: int | None = None
-        #: stream_errors, reconnect_attempts, reconnect_failures, reconnects, diagnostics_errors
-        self.link_counters = {"stream_errors": 0, "reconnect_attempts": 0, "reconnect_failures": 0,
-                              "reconnects": 0, "diagnostics_errors": 0, "joint_state_errors": 0}
+        self.link_counters = LinkCounters()
         self.last_reconnect_s: float | None = None
         self._subs: dict[str, Any] = {}
         self._max = max_frames_per_poll
@@ -243,7 +255,7 @@ class SdkFingertipDevice:
 
     # ----- connection loss and reconnection -----
     def _lost(self, finger: str, exc: BaseException) -> None:
-        self.link_counters["stream_errors"] += 1
+        self.link_counters.stream_errors += 1
         self.connected = False
         self.lost_at_ns = time.monotonic_ns()
         self._reconnect_backoff.succeeded()
@@ -277,7 +289,7 @@ class SdkFingertipDevice:
         if self._connector is None or not self._reconnect_backoff.due(now):
             return False
         c = self.link_counters
-        c["reconnect_attempts"] += 1
+        c.reconnect_attempts += 1
         timeout = self.policy.timeout_s
         hand = None
         try:
@@ -300,12 +312,12 @@ class SdkFingertipDevice:
                 self._release(hand)
             self.connected = False
             self._subs = {}
-            c["reconnect_failures"] += 1
+            c.reconnect_failures += 1
             wait = self._reconnect_backoff.failed(now)
             log.warning("hand %s: reconnect attempt %d failed (%s); next in %.2f s", self.serial_number,
                         self._reconnect_backoff.failures, exc, wait)
             return False
-        c["reconnects"] += 1
+        c.reconnects += 1
         self.generation += 1
         self._reconnect_backoff.succeeded()
         self.last_reconnect_s = (time.monotonic_ns() - (self.lost_at_ns or now)) / 1e9
@@ -334,7 +346,7 @@ class SdkFingertipDevice:
     def poll_diagnostics(self) -> Any | None:
         """The newest joint diagnostics frame since the last call (non-blocking), or None. The
         subscription opens on first use; a hand without `joint_diagnostics()` yields None. SDK
-        failures are counted (`link_counters['diagnostics_errors']`) and logged, never raised:
+        failures are counted (`link_counters.diagnostics_errors`) and logged, never raised:
         health is auxiliary."""
         if not self.connected or not hasattr(self._hand, "joint_diagnostics"):
             return None
@@ -349,8 +361,8 @@ class SdkFingertipDevice:
                 latest = msg
             return latest
         except self._sdk_errors as exc:
-            self.link_counters["diagnostics_errors"] += 1
-            if self.link_counters["diagnostics_errors"] == 1:
+            self.link_counters.diagnostics_errors += 1
+            if self.link_counters.diagnostics_errors == 1:
                 log.warning("hand %s: joint diagnostics unavailable: %s", self.serial_number, exc)
             self._diag_sub = None
             return None
@@ -363,7 +375,7 @@ class SdkFingertipDevice:
 
     def open_joint_states(self) -> bool:
         """Subscribe to the hand's joint state stream (kept across reconnects). False when the hand
-        offers none; a failing subscription is counted (`link_counters['joint_state_errors']`),
+        offers none; a failing subscription is counted (`link_counters.joint_state_errors`),
         logged and retried by `poll_joint_states` with the recovery backoff."""
         if not self.joint_states_available:
             return False
@@ -381,7 +393,7 @@ class SdkFingertipDevice:
             self._joint_failed(now_ns, "subscribing to the joint state stream", exc)
 
     def _joint_failed(self, now_ns: int, what: str, exc: BaseException) -> None:
-        self.link_counters["joint_state_errors"] += 1
+        self.link_counters.joint_state_errors += 1
         wait = self._joint_backoff.failed(now_ns)
         log.warning("hand %s: %s failed (%s); hand poses are recorded as not tracked meanwhile, next attempt in "
                     "%.2f s", self.serial_number, what, exc, wait)

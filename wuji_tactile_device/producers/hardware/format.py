@@ -22,6 +22,7 @@ no Python loop over points.
 """
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import struct
@@ -140,7 +141,7 @@ class SensorFormat:
         scales = [f.scale for f in specs]
         a, b = _TO_CELSIUS.get(self.aggregate_fields["temperature"].unit, (1.0, 0.0)) \
             if "temperature" in self.aggregate_fields else (1.0, 0.0)
-        scales = [s * a if n == "temperature" else s for n, s in zip(order, scales)]
+        scales = [s * a if n == "temperature" else s for n, s in zip(order, scales, strict=True)]
         object.__setattr__(self, "_aggregate_reader", (struct.Struct(code), order, scales))
         object.__setattr__(self, "_temperature_offset", b)
         # Points: when fx fy fz share type and scale and sit side by side, one (P, 3) strided
@@ -206,7 +207,7 @@ class SensorFormat:
             return None
         reader, order, scales = self._aggregate_reader
         raw_agg = reader.unpack_from(buf, self.point_count * self.point_stride)
-        values = {n: r * s for n, r, s in zip(order, raw_agg, scales)}
+        values = {n: r * s for n, r, s in zip(order, raw_agg, scales, strict=True)}
         force = np.array([values["fx"], values["fy"], values["fz"]])
         return Aggregate(force, values["temperature"] + self._temperature_offset if "temperature" in values else math.nan)
 
@@ -287,7 +288,7 @@ def _fields(finger: str, key: str, items: Any, stride: int, default_unit: str | 
                             f"unknown unit {unit!r}; this decoder knows {', '.join(allowed)}")
         out[name] = FieldSpec(name, ftype, offset, float(scale), unit)
     spans = sorted((f.offset, f.offset + f.dtype.itemsize, n) for n, f in out.items())
-    for (a0, a1, an), (b0, _b1, bn) in zip(spans, spans[1:]):
+    for (a0, a1, an), (b0, _b1, bn) in itertools.pairwise(spans):
         if b0 < a1:
             raise _fail(finger, f"{key}[{bn}].offset", f"overlaps field {an!r} (bytes {a0}..{a1 - 1})")
     return out

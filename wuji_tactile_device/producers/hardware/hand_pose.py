@@ -23,8 +23,9 @@ tracked, so both hand channels stay in step with the tactile collection.
 """
 from __future__ import annotations
 
-from functools import lru_cache
-from typing import Any, Sequence
+from functools import cache
+from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -173,7 +174,7 @@ def _rotations_to_quats(R: np.ndarray) -> np.ndarray:
     return q
 
 
-@lru_cache(maxsize=None)
+@cache
 def _side_tables(side: str):
     kin = hand_kinematics(side)
     links = [link for f in kin.fingers for link in f.links]

@@ -123,7 +123,7 @@ def health_message(producer, diagnostics: Any | None) -> dict[str, Any]:
             "frames_dropped": c.dropped[f], "ticks_missing": c.missing[f]} for f in FINGERS}
     msg: dict[str, Any] = {"fingers": fingers, "published": producer.published,
                            "incomplete_ticks": c.incomplete_ticks,
-                           "reconnects": producer.recovery.get("reconnects", 0)}
+                           "reconnects": producer.recovery.reconnects}
     if diagnostics is None:
         return msg
     msg["device_time_us"] = int(diagnostics.header.timestamp_us)

@@ -12,7 +12,8 @@ from __future__ import annotations
 import itertools
 import os
 from dataclasses import dataclass
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
+from collections.abc import Callable
 
 from ...errors import HandednessMismatchError, ProducerError
 from .recovery import bounded

@@ -24,7 +24,7 @@ hardware and simulation metadata have the same segments and rigid weights by con
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -72,7 +72,7 @@ class AxisMapping:
         return self.force_sign * self.matrix
 
     @classmethod
-    def parse(cls, text: str, force_sign: int = -1) -> "AxisMapping":
+    def parse(cls, text: str, force_sign: int = -1) -> AxisMapping:
         """From the CLI form "+x,+y,+z"."""
         return cls(tuple(s.strip() for s in text.split(",")), force_sign)  # type: ignore[arg-type]
 

@@ -28,9 +28,11 @@ from __future__ import annotations
 import logging
 import time
 from collections import deque
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping, NamedTuple, Sequence
+from typing import NamedTuple
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -42,7 +44,7 @@ from ...recording.hand_channels import DEFAULT_HAND_BASE_NAME
 from ..base import Counters, Frame, FrameSink, Producer
 from .assembly import AssemblyCounters, TickAssembler
 from .calibration import SATURATION_LEVEL, load_full_scale, missing_calibration_error
-from .device import FingertipDevice, FingertipFrame, FingertipInfo
+from .device import FingertipDevice, FingertipFrame, FingertipInfo, LinkCounters
 from .format import SensorFormat, parse_format
 from .identity import resolve_side
 from .layout_metadata import DEFAULT_AXIS_MAPPING, AxisMapping, hardware_metadata
@@ -50,7 +52,7 @@ from .recovery import Backoff, RetryPolicy, bounded, is_timeout
 from .hand_pose import HAND_JOINTS_EXTRA, HandPoseRecorder, as_base_pose, base_space_description
 from .health_topic import HealthRecorder
 from .joint_states import JointPairing, default_max_age_us
-from .resultant_topic import FingerResultant, ResultantRecorder, TickResultants  # noqa: F401 (re-exported)
+from .resultant_topic import FingerResultant, ResultantRecorder, TickResultants
 
 log = logging.getLogger(__name__)
 
@@ -128,6 +130,18 @@ class _DecodedFrame(NamedTuple):
 
 
 @dataclass
+class RecoveryCounters:
+    """SDK calls on a returning finger's recovery path (`HardwareProducer.recovery`)."""
+
+    attempts: int = 0  # recovery attempts started
+    timeouts: int = 0  # attempts that failed on an SDK call's timeout
+    errors: int = 0  # attempts that failed on another SDK error
+    offline: int = 0  # attempts that found the finger still offline
+    recovered: int = 0  # fingers confirmed back
+    reconnects: int = 0  # times the whole hand was reached again
+
+
+@dataclass
 class HardwareCounters(AssemblyCounters, Counters):
     """The assembly counters (per finger: dropped, lost, late, duplicate, malformed,
     digest_mismatch; ticks, clock_jumps) plus `frames` handed to the run loop, `info_revisions`,
@@ -137,8 +151,8 @@ class HardwareCounters(AssemblyCounters, Counters):
     info_revisions: int = 0
     saturated: dict[str, int] = field(default_factory=dict)
     unavailable: tuple[str, ...] = ()
-    recovery: dict[str, int] = field(default_factory=dict)  # SDK calls on the recovery path: attempts, timeouts, ...
-    link: dict[str, int] = field(default_factory=dict)  # the device link: stream errors, reconnects, ...
+    recovery: RecoveryCounters = field(default_factory=RecoveryCounters)  # SDK calls on the recovery path
+    link: LinkCounters = field(default_factory=LinkCounters)  # the device link: stream errors, reconnects, ...
     joint_states: dict[str, int] = field(default_factory=dict)  # joint samples: paired, stale, missing, ...
 
 
@@ -177,7 +191,7 @@ class HardwareProducer(Producer):
         if self.identity is not None:
             resolve_side(config.side, self.identity.side, serial_number=self.identity.serial_number,
                          source=self.identity.side_source or "")
-        self.recovery = {"attempts": 0, "timeouts": 0, "errors": 0, "offline": 0, "recovered": 0, "reconnects": 0}
+        self.recovery = RecoveryCounters()
         self._backoff = {f: Backoff(config.recovery) for f in FINGERS}
         self._generation = getattr(device, "generation", 0)
         self._fingers = self._confirm_all()
@@ -242,7 +256,7 @@ class HardwareProducer(Producer):
     # ----- start-up and re-confirmation -----
     def _confirm_all(self) -> dict[str, _Finger]:
         online = self.device.fingertip_online()
-        off = [f for f, ok in zip(FINGERS, online) if not ok]
+        off = [f for f, ok in zip(FINGERS, online, strict=True) if not ok]
         if off:
             raise FingerOfflineError(tuple(off), f"fingertip module(s) offline: {', '.join(off)} "
                                      "(fingertip_online() is False); check that they are attached and powered")
@@ -321,8 +335,8 @@ class HardwareProducer(Producer):
         link = getattr(self.device, "link_counters", None)
         return HardwareCounters(**self.assembler.counters.as_dict(), frames=self.frames,
                                 info_revisions=self.info_revisions, saturated=self.saturated,
-                                unavailable=self.unavailable_fingers, recovery=dict(self.recovery),
-                                link=dict(link) if link is not None else {},
+                                unavailable=self.unavailable_fingers, recovery=dataclasses.replace(self.recovery),
+                                link=dataclasses.replace(link) if link is not None else LinkCounters(),
                                 joint_states=self.joints.counters.as_dict() if self.joints is not None else {})
 
     def device_metadata(self) -> dict[str, str]:
@@ -424,7 +438,7 @@ class HardwareProducer(Producer):
         if getattr(self.device, "connected", True):
             try:
                 online = dict(zip(FINGERS, bounded(self.device.fingertip_online, self.config.recovery.timeout_s,
-                                                   "fingertip_online()")))
+                                                   "fingertip_online()"), strict=True))
             except Exception as exc:  # noqa: BLE001 - report the original cause, keep the stall reported
                 log.warning("fingertip_online() failed while reporting a stall: %s", exc)
         why = ", ".join(f"{s.name} ({'offline' if online.get(s.name) is False else 'stalled: no frames'})" for s in gone)
@@ -445,7 +459,7 @@ class HardwareProducer(Producer):
     def _reconnected(self) -> None:
         """The device reconnected: every finger's info is re-confirmed before it is used again."""
         self._generation = getattr(self.device, "generation", 0)
-        self.recovery["reconnects"] += 1
+        self.recovery.reconnects += 1
         available = [s for s in self._fingers.values() if not s.unavailable]
         if available:
             self._mark_unavailable(available, "the hand reconnected")
@@ -460,7 +474,7 @@ class HardwareProducer(Producer):
         if not backoff.due(now):
             return
         r = self.recovery
-        r["attempts"] += 1
+        r.attempts += 1
         timeout = self.config.recovery.timeout_s
         try:
             online = bounded(self.device.fingertip_online, timeout, f"{finger.name}: fingertip_online()")
@@ -473,7 +487,7 @@ class HardwareProducer(Producer):
             raise
         except ProducerError as exc:
             kind = "offline" if isinstance(exc, FingerOfflineError) else "timeouts" if is_timeout(exc) else "errors"
-            r[kind] += 1
+            setattr(r, kind, getattr(r, kind) + 1)
             wait = backoff.failed(now)
             self._event("recovery_failed", (finger.name,), f"{finger.name}: recovery attempt {backoff.failures} "
                         f"failed ({kind}: {exc}); next attempt in {wait:.2f} s")
@@ -482,7 +496,7 @@ class HardwareProducer(Producer):
             backoff.failed(now)
             return
         backoff.succeeded()
-        r["recovered"] += 1
+        r.recovered += 1
         finger.unavailable = False
         finger.digest_failures = 0
         self.assembler.reset((finger.name,))
@@ -500,7 +514,7 @@ class HardwareProducer(Producer):
         if self.on_event is not None:
             self.on_event(ev)
 
-    def _decode(self, finger: _Finger, fr: FingertipFrame) -> "_DecodedFrame | None":
+    def _decode(self, finger: _Finger, fr: FingertipFrame) -> _DecodedFrame | None:
         """Decode an accepted frame now, with the format (and full scale) it was checked against —
         a later info revision must not reinterpret frames already queued. None (frame dropped,
         counted as malformed) when an f32 field carries NaN/inf."""
@@ -521,7 +535,7 @@ class HardwareProducer(Producer):
             resultant = FingerResultant(fr.finger, agg.force, tip, agg.temperature_c, fr.timestamp_us)
         return _DecodedFrame(fr.finger, fr.seq, fr.timestamp_us, fr.received_ns, values, resultant)
 
-    def _to_frame(self, tick: list["_DecodedFrame"]) -> Frame:
+    def _to_frame(self, tick: list[_DecodedFrame]) -> Frame:
         dev = self._device_forces
         ts_sum = 0
         resultants: dict[str, FingerResultant] = {}

@@ -21,9 +21,10 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
-from typing import Callable, TypeVar
+from typing import TypeVar
+from collections.abc import Callable
 
-from ...errors import DeviceDisconnectedError, DeviceTimeoutError, FingerOfflineError, ProducerError
+from ...errors import DeviceTimeoutError, FingerOfflineError, ProducerError
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -19,7 +19,7 @@ def sdk_module() -> Any | None:
     """The imported `wuji_sdk` module, or None when the optional extra is not installed. (The
     SDK prints a telemetry notice unless WUJI_TELEMETRY_DISABLE=1: `wuji-tactile hw` sets it.)"""
     try:
-        import wuji_sdk  # noqa: PLC0415 (optional dependency)
+        import wuji_sdk
     except ImportError:
         return None
     return wuji_sdk

@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
-from typing import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 from ...errors import FingerOfflineError, ProducerError
 from ...hands.wuji_hand2 import FINGERS
@@ -92,7 +92,7 @@ def calibrate_zero(device: FingertipDevice, *, timeout_s: float = 10.0, poll_s: 
         raise ValueError(f"fallback_after_s ({fallback_after_s}) must be below timeout_s ({timeout_s})")
     policy = policy or RetryPolicy()
     online = retry(device.fingertip_online, policy, "zero calibration: reading fingertip_online()", sleep=sleep)
-    off = tuple(f for f, ok in zip(FINGERS, online) if not ok)
+    off = tuple(f for f, ok in zip(FINGERS, online, strict=True) if not ok)
     if off:
         raise FingerOfflineError(off, f"zero calibration not started: fingertip module(s) offline: {', '.join(off)}")
     start = clock()

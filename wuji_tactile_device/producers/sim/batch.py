@@ -71,7 +71,7 @@ class BatchedScenes:
         ctrl = np.asarray(ctrl, dtype=np.float64)
         if ctrl.shape != (self.scenes, self.model.nu):
             raise ValueError(f"ctrl must have shape ({self.scenes}, {self.model.nu}), got {ctrl.shape}")
-        for d, c in zip(self.datas, ctrl):
+        for d, c in zip(self.datas, ctrl, strict=True):
             d.ctrl[:] = c
 
     def _step_group(self, datas: list) -> None:
@@ -106,7 +106,7 @@ class BatchedScenes:
             self._pool.shutdown()
             self._pool = None
 
-    def __enter__(self) -> "BatchedScenes":
+    def __enter__(self) -> BatchedScenes:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -5,7 +5,7 @@ with the integrated state; does not advance time) → read the contact forces.
 """
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import mujoco
 import numpy as np

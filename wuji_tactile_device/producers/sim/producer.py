@@ -25,7 +25,7 @@ contact model carries the pads' slip velocity and stuck fraction in `Frame.extra
 from __future__ import annotations
 
 import time
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 

@@ -85,7 +85,7 @@ class SensorModel:
         self.reset(seed)
 
     @classmethod
-    def for_hand(cls, specs, side: str = "right", *, seed: int = 0) -> "SensorModel":
+    def for_hand(cls, specs, side: str = "right", *, seed: int = 0) -> SensorModel:
         """A model over the simulated hand's 176 taxels (distal-frame positions)."""
         from .taxels import pad_taxels
         pads = pad_taxels(side)
@@ -94,7 +94,7 @@ class SensorModel:
         return cls(specs, pos, pad, seed=seed)
 
     @classmethod
-    def from_file(cls, path: str | Path, side: str = "right", *, seed: int = 0) -> "SensorModel":
+    def from_file(cls, path: str | Path, side: str = "right", *, seed: int = 0) -> SensorModel:
         return cls.for_hand(load_sensor_specs(path), side, seed=seed)
 
     # -- episode ----------------------------------------------------------------------------------

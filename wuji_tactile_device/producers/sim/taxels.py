@@ -139,7 +139,7 @@ def _image_grid(g: FingerGeometry) -> tuple[np.ndarray, np.ndarray]:
 def pad_taxels(side: str) -> tuple[PadTaxels, ...]:
     """The five pad layouts of one hand (thumb → pinky); deterministic."""
     out = []
-    for fi, (finger, count) in enumerate(zip(FINGERS, TAXELS_PER_FINGER)):
+    for fi, (finger, count) in enumerate(zip(FINGERS, TAXELS_PER_FINGER, strict=True)):
         g = distal_geometry(side, finger)
         g_right = distal_geometry("right", finger)
         # The left pad is the right pad mirrored (y → −y): same taxel index, mirrored place.

@@ -80,7 +80,7 @@ def _pad_points(side: str, q: np.ndarray) -> dict[str, tuple[np.ndarray, np.ndar
     """Per finger: (pad centre on the surface, outward pad normal, distal rotation), wrist frame."""
     T = link_transforms(side, q)
     out = {}
-    for f, pad in zip(hand_kinematics(side).fingers, pad_taxels(side)):
+    for f, pad in zip(hand_kinematics(side).fingers, pad_taxels(side), strict=True):
         Td = T[f.pad_body]
         n = Td[:3, :3] @ np.array([0.0, pad.geometry.pad_side, 0.0])
         out[f.finger] = (Td[:3, :3] @ pad.pad_origin + Td[:3, 3], n, Td[:3, :3])

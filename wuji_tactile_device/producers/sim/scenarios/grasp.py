@@ -254,7 +254,7 @@ class RollScenario(GraspScenario):
         angle = tilt = travel = rolling = grip = nan
         if not missing:
             i0, i1 = int(np.argmin(np.abs(t - self.ROLL_START))), len(t) - 1
-            (R0, x0), (R1, x1) = self.pose[i0], self.pose[i1]
+            (R0, _x0), (R1, _x1) = self.pose[i0], self.pose[i1]
             rot = R0.T @ R1
             angle = float(np.degrees(abs(np.arctan2(rot[1, 0], rot[0, 0]))))
             tilt = float(np.degrees(np.arccos(np.clip(R0[:, 2] @ R1[:, 2], -1.0, 1.0))))
