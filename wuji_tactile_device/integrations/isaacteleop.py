@@ -185,6 +185,16 @@ class RecordedHandClock:
 
 
 @dataclass
+class LiveStepCounters:
+    """What live stepping did (`TactileSource.live_counters`)."""
+
+    steps: int = 0  # graph steps
+    reused: int = 0  # steps that repeated the previous step's frame
+    stale: int = 0  # steps withheld: no new frame for `stale_after_s`
+    none_yet: int = 0  # steps before the first frame arrived
+
+
+@dataclass
 class PairingCounters:
     """What the time pairing did, per step (`TactileSource.pairing`).
 
@@ -392,7 +402,7 @@ class TactileSource(BaseRetargeter):
         self._pairing = None if hand_clock is None else TimePairing(
             self._next_replay_frame, tolerance_ns=None if pairing_tolerance_s is None else int(pairing_tolerance_s * 1e9))
         #: Live stepping: steps, steps that repeated the previous step's frame, steps withheld as stale.
-        self.live_counters = {"steps": 0, "reused": 0, "stale": 0, "none_yet": 0}
+        self.live_counters = LiveStepCounters()
         self._live_last: TactileFrame | None = None
         if self._owned_transport is not None:
             # A script that never calls close() must still exit. Zenoh runs each subscription's
@@ -445,9 +455,9 @@ class TactileSource(BaseRetargeter):
         if self._pairing is not None:
             return self._pairing.counters.text()
         c = self.live_counters
-        return (f"live stepping: {c['steps']} steps, {c['reused']} repeated the previous frame, {c['stale']} withheld "
+        return (f"live stepping: {c.steps} steps, {c.reused} repeated the previous frame, {c.stale} withheld "
                 f"as stale (no new frame for {self._stale_after_ns / 1e9 if self._stale_after_ns else 0:g} s), "
-                f"{c['none_yet']} before the first frame")
+                f"{c.none_yet} before the first frame")
 
     def close(self) -> None:
         """Close the tracker and the Zenoh transport the node opened itself (idempotent). Also
@@ -486,15 +496,15 @@ class TactileSource(BaseRetargeter):
             self._last_new_frame_ns = now
         frame = self._tracker.get_data()
         c = self.live_counters
-        c["steps"] += 1
+        c.steps += 1
         if frame is None:
-            c["none_yet"] += 1
+            c.none_yet += 1
         elif self._stale_after_ns is not None and (
                 self._last_new_frame_ns is None or now - self._last_new_frame_ns > self._stale_after_ns):
             frame = None
-            c["stale"] += 1
+            c.stale += 1
         elif frame is self._live_last:
-            c["reused"] += 1
+            c.reused += 1
         if frame is not None:
             self._live_last = frame
         self.last_frame = frame
