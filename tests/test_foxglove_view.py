@@ -391,19 +391,16 @@ def test_view_command_serves_a_recording(tmp_path):
 
 
 def test_shipped_layout_is_the_generator_output_and_names_the_view_topics():
-    """examples/foxglove/tactile_view.json is what make_layout.py builds with the SDK's typed
-    layout classes (so it is current), and every topic it opens is one the view publishes."""
-    import importlib.util
+    """examples/foxglove/tactile_view.json is what `wuji-tactile layout` writes (so it is current),
+    and every topic it opens is one the live view publishes."""
     import re
     from pathlib import Path
 
+    from wuji_tactile_device.integrations.viewer_layout import build_layout
+
     root = Path(__file__).resolve().parents[1] / "examples" / "foxglove"
-    spec = importlib.util.spec_from_file_location("make_layout", root / "make_layout.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    built = json.loads(module.build("tactile/right").to_json())
     shipped = json.loads((root / "tactile_view.json").read_text())
-    assert shipped == built
+    assert shipped == build_layout("tactile/right")
     text = json.dumps(shipped)
     topics = set(re.findall(r'\\"(tactile/right/view/[a-z]+)\\"', text))  # quoted plot paths
     topics |= set(re.findall(r'"(tactile/right/view/[a-z]+)"', text))  # 3-D and image topics

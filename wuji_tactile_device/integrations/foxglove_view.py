@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -32,7 +32,7 @@ from ..contract.geometry import quat_rotate, skin_taxel_positions
 from ..contract.metadata import MetadataRecord, TactileMetadata
 from ..contract.naming import (DATA_RECORD_SCHEMA_NAME, METADATA_RECORD_SCHEMA_NAME, RECORD_ROOT, Stream, stream_key,
                                validate_collection_id)
-from ..contract.pads import FINGERS, NUM_PADS, pad_layout, pad_resultants
+from ..contract.pads import NUM_PADS, pad_layout, pad_resultants
 from ..errors import DataLayoutError, TactileError
 
 
@@ -44,71 +44,14 @@ def _foxglove():
     return foxglove
 
 
-#: Default fixed |f| range of the taxel colours and sizes [N]; larger forces saturate.
-DEFAULT_FORCE_RANGE_N = 0.25
-#: Sphere diameters at |f| = 0 and at the top of the range [m].
-TAXEL_DIAMETER_M = (0.0015, 0.004)
-#: Default arrow length per newton of pad resultant [m/N].
-DEFAULT_ARROW_M_PER_N = 0.04
-#: Display offset between the wrists of several collections in the `world` frame [m, along x].
-COLLECTION_SPACING_M = 0.25
-#: Colour of a taxel with exactly zero force (RGBA).
-UNLOADED_RGBA = (0.72, 0.72, 0.72, 1.0)
-
-# Viridis at 11 evenly spaced stops (perceptually uniform, readable in grey, colour-blind safe).
-_STOPS = np.array([
-    [0.267, 0.005, 0.329], [0.283, 0.141, 0.458], [0.254, 0.265, 0.530], [0.207, 0.372, 0.553],
-    [0.164, 0.471, 0.558], [0.128, 0.567, 0.551], [0.135, 0.659, 0.518], [0.267, 0.749, 0.441],
-    [0.478, 0.821, 0.318], [0.741, 0.873, 0.150], [0.993, 0.906, 0.144]])
-
-
-def force_colours(magnitude: np.ndarray, force_range_n: float) -> np.ndarray:
-    """RGBA `(N, 4)` of |f| values `(N,)` [N] on the fixed range 0…`force_range_n` (viridis,
-    saturating above the range); exactly zero force is grey (`UNLOADED_RGBA`)."""
-    magnitude = np.asarray(magnitude, dtype=np.float64)
-    u = np.clip(magnitude / force_range_n, 0.0, 1.0) * (len(_STOPS) - 1)
-    i = np.minimum(u.astype(np.intp), len(_STOPS) - 2)
-    w = (u - i)[:, None]
-    rgb = _STOPS[i] * (1 - w) + _STOPS[i + 1] * w
-    rgba = np.concatenate([rgb, np.ones((len(u), 1))], axis=1)
-    rgba[magnitude == 0] = UNLOADED_RGBA
-    return rgba
-
-
-def taxel_diameters(magnitude: np.ndarray, force_range_n: float) -> np.ndarray:
-    """Sphere diameters `(N,)` [m] growing linearly with |f| over the fixed range."""
-    lo, hi = TAXEL_DIAMETER_M
-    return lo + (hi - lo) * np.clip(np.asarray(magnitude, dtype=np.float64) / force_range_n, 0.0, 1.0)
-
-
-def _quat_x_to(directions: np.ndarray) -> np.ndarray:
-    """Unit quaternions `(K, 4)` rotating +x onto unit `directions (K, 3)` (arrows point along +x)."""
-    d = np.asarray(directions, dtype=np.float64)
-    q = np.stack([np.zeros(len(d)), -d[:, 2], d[:, 1], 1.0 + d[:, 0]], axis=1)  # (x̂ × d, 1 + x̂·d)
-    opposite = q[:, 3] < 1e-9
-    q[opposite] = [0.0, 0.0, 1.0, 0.0]  # d = -x̂: half turn about z
-    return q / np.linalg.norm(q, axis=1, keepdims=True)
+from .foxglove_scene import (COLLECTION_SPACING_M, DEFAULT_ARROW_M_PER_N, DEFAULT_FORCE_RANGE_N,  # noqa: F401
+                             PAD_FRAME_TEXT, RESULTANTS_SCHEMA, TAXEL_DIAMETER_M, UNLOADED_RGBA, force_colours,
+                             resultants_message, segment_poses_from_joints, taxel_diameters)
+from .foxglove_scene import quat_x_to as _quat_x_to
 
 
 def _stamp(foxglove: Any, ns: int):
     return foxglove.messages.Timestamp(sec=int(ns // 1_000_000_000), nsec=int(ns % 1_000_000_000))
-
-
-RESULTANTS_SCHEMA = {
-    "title": "wuji_tactile.PadResultants",
-    "description": "Resultant force on each finger pad [N]: the sum of its taxel forces (force on the hand) "
-                   "rotated into the pad frame (bind frame of the finger's distal segment, OpenXR axes: "
-                   "+Y toward the nail, +Z toward the wrist; pressing a fingertip pad gives y > 0).",
-    "type": "object",
-    "properties": {
-        "timestamp": {"type": "object", "properties": {"sec": {"type": "integer"}, "nsec": {"type": "integer"}}},
-        "frame": {"type": "string"},
-        **{f: {"type": "object", "properties": {k: {"type": "number"} for k in ("x", "y", "z", "norm")}}
-           for f in FINGERS},
-        "total_norm": {"type": "number", "description": "sum of the five pad magnitudes [N]"},
-    },
-}
-PAD_FRAME_TEXT = "pad frame (distal segment bind axes, OpenXR: +Y toward nail, +Z toward wrist)"
 
 
 class _Hand:
@@ -294,15 +237,7 @@ class FoxgloveView:
     # -- message builders (pure: testable without a server) ---------------------------------------
     def resultants_message(self, resultants: np.ndarray, sample_time_ns: int) -> dict:
         """The JSON message of `C/view/resultants` for pad resultants `(5, 3)` [N, pad frame]."""
-        r = np.asarray(resultants, dtype=np.float64)
-        norms = np.linalg.norm(r, axis=1)
-        msg: dict = {"timestamp": {"sec": int(sample_time_ns // 1_000_000_000), "nsec": int(sample_time_ns % 1_000_000_000)},
-                     "frame": PAD_FRAME_TEXT}
-        for p, finger in enumerate(FINGERS):
-            x, y, z = r[p].tolist()
-            msg[finger] = {"x": x, "y": y, "z": z, "norm": float(norms[p])}
-        msg["total_norm"] = float(norms.sum())
-        return msg
+        return resultants_message(resultants, sample_time_ns)
 
     def taxel_positions(self, collection_id: str) -> np.ndarray:
         """Current taxel positions `(N, 3)` [m, wrist frame]: LBS at the set segment poses, or bind."""
@@ -480,23 +415,6 @@ class TrackedView:
         for tracker in self.trackers:
             tracker.close()
         self.view.close()
-
-
-def segment_poses_from_joints(metadata: TactileMetadata, joint_poses: object,
-                              joint_ids: Iterable[int]) -> np.ndarray:
-    """The layout's segment poses `(J, 7)` in the wrist frame picked from hand joint poses
-    `(K, 7)` (e.g. the 26 OpenXR joints) given in the wrist frame with their joint ids `(K,)`.
-    Raises `DataLayoutError` naming a segment whose joint is missing."""
-    poses = np.asarray(joint_poses, dtype=np.float64)
-    ids = [int(j) for j in joint_ids]
-    where = {j: k for k, j in enumerate(ids)}
-    out = np.empty((metadata.num_segments, 7))
-    for s, joint in enumerate(metadata.joint_ids):  # segments, not taxels
-        k = where.get(int(joint))
-        if k is None:
-            raise DataLayoutError(f"hand pose has no joint {getattr(joint, 'name', joint)} (segment {s} of the layout)")
-        out[s] = poses[k]
-    return out
 
 
 __all__ = ["FoxgloveView", "TrackedView", "force_colours", "taxel_diameters", "segment_poses_from_joints", "RESULTANTS_SCHEMA",
