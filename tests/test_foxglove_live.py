@@ -18,6 +18,7 @@ import pytest
 
 pytest.importorskip("foxglove", reason="the view needs the optional foxglove-sdk (extra 'view')")
 from test_foxglove_view import DEADLINE_S, FoxgloveClient  # noqa: E402
+from test_foxglove_view import scene_taxels as taxel_entities  # noqa: E402
 from websockets.exceptions import ConnectionClosed  # noqa: E402
 
 from wuji_tactile_device.contract.geometry import pose_to_matrix, skin_taxel_positions  # noqa: E402
@@ -49,12 +50,9 @@ def mujoco_taxels():
 
 
 def scene_taxels(client, msg) -> tuple[int, np.ndarray] | None:
-    scene = client.decoders[msg["sub"]](msg["payload"])
-    for e in scene.entities:
-        if e.id == "taxels":
-            stamp = e.timestamp.seconds * 10**9 + e.timestamp.nanos
-            return stamp, np.array([[s.pose.position.x, s.pose.position.y, s.pose.position.z] for s in e.spheres])
-    return None
+    taxels = taxel_entities(client.decoders[msg["sub"]](msg["payload"]))
+    (stamp,) = taxels["stamps"]
+    return stamp, taxels["pos"]
 
 
 def serve_and_collect(cmd: list[str], want: int) -> tuple[list, int | None, str]:
@@ -212,7 +210,7 @@ def test_sim_record_writes_the_view_topics_into_the_recording_by_default(tmp_pat
     assert len(scenes) >= FRAMES // 4
     for log_time, positions in scenes:
         k = round((log_time - start) / 10_000_000) - 1
-        np.testing.assert_allclose(positions, mujoco_taxels[k], atol=2e-5, rtol=0)  # written with 10 µm steps
+        np.testing.assert_allclose(positions, mujoco_taxels[k], atol=2e-5, rtol=0)  # written in µm steps
     bare = tmp_path / "bare.mcap"
     r = subprocess.run([SCRIPT, "sim", "--scenario", "press", "--duration", "0.1", "--quiet", "--record", str(bare),
                         "--no-record-view"], capture_output=True, text=True, timeout=120, env=ENV)

@@ -229,3 +229,46 @@ def test_hw_emulate_record_carries_the_scene_too(tmp_path, capsys):
                 assert sum(e["id"].startswith("taxel/") for e in entities) == 176
                 assert "hand/bones" in {e["id"] for e in entities}
     assert counts[f"{CID}/view/tf"] == counts[CID] > 0 and counts[f"{CID}/view/scene"] >= counts[CID] // 4
+
+
+def test_live_view_draws_the_same_complete_scene_at_the_hand_pose(tmp_path):
+    """The live view (`FoxgloveView`, written to a file here) uses the same scene: with the hand's
+    joint poses set, the bones are those joints in the wrist frame and `world → wrist` is the wrist
+    pose; a transform message goes out with every frame."""
+    pytest.importorskip("foxglove", reason="the live view needs the optional foxglove-sdk (extra 'view')")
+    from wuji_tactile_device.integrations.foxglove_view import FoxgloveView
+    from wuji_tactile_device.producers.sim.hand_pose import sim_hand_joint_poses
+    from wuji_tactile_device.streams.inproc import InProcessBus
+    from wuji_tactile_device.streams.publisher import TactilePublisher
+    from wuji_tactile_device.streams.tracker import TactileTracker
+
+    producer = SimProducer(make_scenario("press"), hand_poses=True)
+    for _ in range(150):
+        producer.next_frame()
+    joints = sim_hand_joint_poses(producer.sim)
+    metadata = producer.metadata
+    path = tmp_path / "live.mcap"
+    bus = InProcessBus()
+    with FoxgloveView([CID], serve=False, mcap_path=str(path), scene_rate_hz=None) as view:
+        tracker = TactileTracker(CID, bus)
+        view.attach(tracker)
+        with TactilePublisher(CID, metadata, bus) as publisher:
+            for k in range(5):
+                view.set_hand_pose(CID, joints)
+                publisher.publish(np.zeros((metadata.num_taxels, 3), np.float32), sample_time_ns=10**9 + k * 10**7)
+                tracker.update()
+        tracker.close()
+    scenes, tfs = [], []
+    with open(path, "rb") as f:
+        for _, channel, message in make_reader(f).iter_messages():
+            if channel.topic == f"{CID}/view/scene":
+                scenes.append(json.loads(message.data))
+            elif channel.topic == f"{CID}/view/tf":
+                tfs.append(json.loads(message.data))
+    assert len(scenes) == 5 and len(tfs) == 1 + 5
+    bones = next(e for e in scenes[-1]["entities"] if e["id"] == "hand/bones")
+    points = np.array([[p[k] for k in "xyz"] for p in bones["lines"][0]["points"]])
+    np.testing.assert_allclose(points, rebase_to_root(joints[1], joints)[np.asarray(BONES).ravel(), :3], atol=2e-6)
+    wrist = next(x for x in tfs[-1]["transforms"] if x["child_frame_id"] == f"{CID}/wrist")
+    np.testing.assert_allclose([wrist["translation"][k] for k in "xyz"], joints[1, :3], atol=2e-6)
+    assert sum(e["id"].startswith("taxel/") for e in scenes[-1]["entities"]) == metadata.num_taxels

@@ -269,7 +269,7 @@ class SceneBuilder:
                 + ',"id":"taxel/' + str(i) + '","lifetime":{"sec":0,"nsec":0},"frame_locked":true,'
                 '"metadata":[{"key":"taxel","value":"' + str(i) + '"},{"key":"pad","value":"' + pad + '"},'
                 '{"key":"|f| [N]","value":"%.4f"}],'
-                '"spheres":[{"pose":{"position":{"x":%.5f,"y":%.5f,"z":%.5f},"orientation":{"x":0,"y":0,"z":0,"w":1}},'
+                '"spheres":[{"pose":{"position":{"x":%.6f,"y":%.6f,"z":%.6f},"orientation":{"x":0,"y":0,"z":0,"w":1}},'
                 '"size":{"x":%.5f,"y":%.5f,"z":%.5f},"color":{"r":%.4f,"g":%.4f,"b":%.4f,"a":%.4f}}]' + empty + "}")
         self._taxel_template = ",".join(parts)
         # The legend's place: beside the fingers on the side away from the thumb, level with the knuckles.
