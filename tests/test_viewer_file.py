@@ -272,3 +272,37 @@ def test_live_view_draws_the_same_complete_scene_at_the_hand_pose(tmp_path):
     wrist = next(x for x in tfs[-1]["transforms"] if x["child_frame_id"] == f"{CID}/wrist")
     np.testing.assert_allclose([wrist["translation"][k] for k in "xyz"], joints[1, :3], atol=2e-6)
     assert sum(e["id"].startswith("taxel/") for e in scenes[-1]["entities"]) == metadata.num_taxels
+
+
+def test_force_images_are_labelled_rows_columns_and_scale(tmp_path, capsys):
+    """`sim --record --images`: each force-image mosaic comes with ImageAnnotations naming its rows
+    (Fx, Fy, Fz), columns (the five pads) and colour-scale ends, all inside the image; the scale
+    strip under the tiles runs from the colour of 0 to that of the range; the layout shows them."""
+    from wuji_tactile_device.integrations.foxglove_scene import IMAGE_MARGIN, force_colours
+
+    path = tmp_path / "img.mcap"
+    cli(capsys, "sim", "--scenario", "press", "--duration", "0.2", "--quiet", "--record", str(path),
+        "--images", str(tmp_path / "img.npz"))
+    images, labels = [], []
+    with open(path, "rb") as f:
+        for schema, channel, message in make_reader(f).iter_messages():
+            if channel.topic == f"{CID}/view/images":
+                images.append(json.loads(message.data))
+            elif channel.topic == f"{CID}/view/image_labels":
+                assert schema.name == "foxglove.ImageAnnotations"
+                labels.append(json.loads(message.data))
+    assert images and len(labels) == len(images)
+    import base64
+
+    img = images[0]
+    pixels = np.frombuffer(base64.b64decode(img["data"]), np.uint8).reshape(img["height"], img["width"], 3)
+    texts = {t["text"]: t["position"] for t in labels[0]["texts"]}
+    assert {"Fx", "Fy", "Fz", *FINGERS, "0 N", "0.01 N"} <= set(texts)
+    assert all(0 <= p["x"] < img["width"] and 0 <= p["y"] < img["height"] for p in texts.values())
+    assert texts["Fx"]["y"] < texts["Fy"]["y"] < texts["Fz"]["y"]
+    assert [texts[f]["x"] for f in FINGERS] == sorted(texts[f]["x"] for f in FINGERS)
+    strip = pixels[img["height"] - IMAGE_MARGIN["bottom"] + 3, IMAGE_MARGIN["left"]:]
+    ends = (force_colours(np.array([1e-9, 0.01]), 0.01)[:, :3] * 255).round()
+    np.testing.assert_allclose(strip[[0, -1]], ends, atol=6)
+    config = next(c for i, c in build_layout(CID)["configById"].items() if i.startswith("Image!"))
+    assert config["imageMode"]["annotations"] == {f"{CID}/view/image_labels": {"visible": True}}

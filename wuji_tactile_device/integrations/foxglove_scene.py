@@ -243,6 +243,71 @@ def resultants_message(resultants: np.ndarray, stamp_ns: int) -> dict:
     return msg
 
 
+#: Grey gap between the image tiles [pixels].
+IMAGE_GAP = 1
+#: Margins of the force-image mosaic for its labels [pixels]: left (row names), top (pad names),
+#: bottom (colour scale).
+IMAGE_MARGIN = {"left": 16, "top": 12, "bottom": 16}
+
+
+def image_mosaic(images: np.ndarray, image_range_n: float) -> np.ndarray:
+    """rgb8 mosaic of force images `(5, 3, H, W)` [N per cell, pad frame]: tiles in rows Fx, Fy,
+    Fz and columns thumb … pinky, |value| coloured on 0…`image_range_n` (viridis; exactly 0 grey),
+    1-pixel grey gaps, a dark margin (`IMAGE_MARGIN`) for the labels of `image_labels` and, in the
+    bottom margin, the colour scale from 0 (left) to `image_range_n` (right) under the tiles."""
+    images = np.asarray(images, dtype=np.float64)
+    if images.ndim != 4 or images.shape[:2] != (NUM_PADS, 3):
+        raise ValueError(f"images must have shape (5, 3, H, W), got {images.shape}")
+    _, _, h, w = images.shape
+    g, m = IMAGE_GAP, IMAGE_MARGIN
+    tiles_h, tiles_w = 3 * h + 2 * g, NUM_PADS * w + (NUM_PADS - 1) * g
+    mosaic = np.full((m["top"] + tiles_h + m["bottom"], m["left"] + tiles_w, 3), 30, dtype=np.uint8)
+    mosaic[m["top"]:m["top"] + tiles_h, m["left"]:] = 128
+    rgb = (force_colours(np.abs(images).ravel(), image_range_n)[:, :3] * 255).round().astype(np.uint8)
+    rgb = rgb.reshape(NUM_PADS, 3, h, w, 3)
+    for c in range(3):  # 3 × 5 tiles, not per pixel
+        for p in range(NUM_PADS):
+            r0, c0 = m["top"] + c * (h + g), m["left"] + p * (w + g)
+            mosaic[r0:r0 + h, c0:c0 + w] = rgb[p, c]
+    scale = force_colours((np.arange(tiles_w) + 0.5) / tiles_w * image_range_n, image_range_n)[:, :3]
+    bar_top = m["top"] + tiles_h + 2
+    mosaic[bar_top:bar_top + 4, m["left"]:] = (scale * 255).round().astype(np.uint8)[None]
+    return mosaic
+
+
+_POINT = {"type": "object", "properties": {"x": {"type": "number"}, "y": {"type": "number"}}}
+#: JSON Schema of the `foxglove.ImageAnnotations` messages labelling the force-image mosaic.
+IMAGE_LABELS_SCHEMA = {
+    "title": "foxglove.ImageAnnotations",
+    "description": "Labels of the force-image mosaic: rows Fx/Fy/Fz, columns the pads, the colour scale",
+    **_obj(circles=_array({"type": "object"}), points=_array({"type": "object"}),
+           texts=_array(_obj(timestamp=_TIME, position=_POINT, text={"type": "string"}, font_size={"type": "number"},
+                             text_color=_RGBA, background_color=_RGBA))),
+}
+
+
+def image_labels(image_hw: tuple[int, int], image_range_n: float, stamp_ns: int) -> dict:
+    """ImageAnnotations (a dict) for a mosaic of `image_mosaic` with tiles `image_hw` = (H, W)
+    [pixels]: the component of each row, the pad of each column, the colour scale's two ends."""
+    h, w = (int(v) for v in image_hw)
+    g, m = IMAGE_GAP, IMAGE_MARGIN
+    stamp = _stamp(stamp_ns)
+    white, clear = _colour((1.0, 1.0, 1.0, 1.0)), _colour((0.0, 0.0, 0.0, 0.0))
+
+    def text(x: float, y: float, label: str, size: float = 8.0) -> dict:
+        return {"timestamp": stamp, "position": {"x": float(x), "y": float(y)}, "text": label, "font_size": size,
+                "text_color": white, "background_color": clear}
+
+    texts = [text(1, m["top"] + c * (h + g) + h / 2 - 4, name) for c, name in enumerate(("Fx", "Fy", "Fz"))]
+    texts += [text(m["left"] + p * (w + g) + 1, 1, name, 7.0) for p, name in enumerate(FINGERS)]
+    bottom = m["top"] + 3 * h + 2 * g + 7
+    tiles_w = NUM_PADS * w + (NUM_PADS - 1) * g
+    texts += [text(m["left"], bottom, "0 N", 7.0),
+              text(m["left"] + tiles_w / 2 - 14, bottom, "|value| per cell", 7.0),
+              text(m["left"] + tiles_w - 26, bottom, f"{image_range_n:g} N", 7.0)]
+    return {"circles": [], "points": [], "texts": texts}
+
+
 class SceneBuilder:
     """Scene and transform messages of one collection (`collection_id`, its `metadata`), `index`:
     the collection's place among those shown (display offset `COLLECTION_SPACING_M` · index)."""
@@ -446,6 +511,7 @@ class SceneBuilder:
             ("force_sign", "force on the hand by the contact")), cubes=cubes, texts=texts)
 
 
-__all__ = ["SceneBuilder", "RESULTANTS_SCHEMA", "PAD_FRAME_TEXT", "resultants_message", "ObjectGeoms", "SCENE_UPDATE_SCHEMA", "FRAME_TRANSFORMS_SCHEMA", "BONES",
-           "force_colours", "taxel_diameters", "segment_poses_from_joints", "DEFAULT_FORCE_RANGE_N",
-           "DEFAULT_ARROW_M_PER_N", "MESSAGE_ENCODING", "SCHEMA_ENCODING"]
+__all__ = ["SceneBuilder", "ObjectGeoms", "SCENE_UPDATE_SCHEMA", "FRAME_TRANSFORMS_SCHEMA", "RESULTANTS_SCHEMA",
+           "IMAGE_LABELS_SCHEMA", "IMAGE_MARGIN", "PAD_FRAME_TEXT", "BONES", "image_mosaic", "image_labels",
+           "resultants_message", "force_colours", "taxel_diameters", "segment_poses_from_joints",
+           "DEFAULT_FORCE_RANGE_N", "DEFAULT_ARROW_M_PER_N", "MESSAGE_ENCODING", "SCHEMA_ENCODING"]

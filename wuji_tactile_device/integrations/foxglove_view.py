@@ -46,10 +46,10 @@ def _foxglove():
 
 
 from .foxglove_scene import (COLLECTION_SPACING_M, DEFAULT_ARROW_M_PER_N, DEFAULT_FORCE_RANGE_N,  # noqa: F401
-                             FRAME_TRANSFORMS_SCHEMA, MESSAGE_ENCODING, PAD_FRAME_TEXT, RESULTANTS_SCHEMA,
-                             SCENE_UPDATE_SCHEMA, SCHEMA_ENCODING, TAXEL_DIAMETER_M, UNLOADED_RGBA, ObjectGeoms,
-                             SceneBuilder, force_colours, resultants_message, segment_poses_from_joints,
-                             taxel_diameters)
+                             FRAME_TRANSFORMS_SCHEMA, IMAGE_LABELS_SCHEMA, MESSAGE_ENCODING, PAD_FRAME_TEXT,
+                             RESULTANTS_SCHEMA, SCENE_UPDATE_SCHEMA, SCHEMA_ENCODING, TAXEL_DIAMETER_M,
+                             UNLOADED_RGBA, ObjectGeoms, SceneBuilder, force_colours, image_labels, image_mosaic,
+                             resultants_message, segment_poses_from_joints, taxel_diameters)
 
 
 def _json_schema(fg: Any, schema: dict):
@@ -83,6 +83,8 @@ class _Hand:
                           "every message is the complete scene"})
         self.tf = fg.Channel(f"{base}/tf", message_encoding=MESSAGE_ENCODING, context=ctx,
                              schema=_json_schema(fg, FRAME_TRANSFORMS_SCHEMA))
+        self.image_labels = fg.Channel(f"{base}/image_labels", message_encoding=MESSAGE_ENCODING, context=ctx,
+                                       schema=_json_schema(fg, IMAGE_LABELS_SCHEMA))
         self.index = index
         self.resultants = fg.Channel(f"{base}/resultants", schema=RESULTANTS_SCHEMA, context=ctx,
                                      metadata={"frame": PAD_FRAME_TEXT, "unit": "N"})
@@ -248,26 +250,21 @@ class FoxgloveView:
 
     def publish_images(self, collection_id: str, images: np.ndarray, sample_time_ns: int) -> None:
         """Force images `(5, 3, H, W)` [N per image cell, pad frame, pads thumb … pinky] as one
-        rgb8 mosaic (rows Fx, Fy, Fz; columns the pads; 1-cell grey gaps), |value| coloured on the
-        fixed range 0…`image_range_n`."""
+        rgb8 mosaic (`foxglove_scene.image_mosaic`: rows Fx, Fy, Fz; columns the pads; |value| on
+        the fixed range 0…`image_range_n`, with its colour scale) and its labels on
+        `C/view/image_labels`."""
         hand = self._hand(collection_id)
         images = np.asarray(images, dtype=np.float64)
         if images.ndim != 4 or images.shape[:2] != (NUM_PADS, 3):
             raise DataLayoutError(f"{collection_id}: images must have shape (5, 3, H, W), got {images.shape}")
-        _, _, h, w = images.shape
-        gap = 1
-        height, width = 3 * h + 2 * gap, NUM_PADS * w + (NUM_PADS - 1) * gap
-        mosaic = np.full((height, width, 3), 128, dtype=np.uint8)
-        rgb = (force_colours(np.abs(images).ravel(), self.image_range_n)[:, :3] * 255).round().astype(np.uint8)
-        rgb = rgb.reshape(NUM_PADS, 3, h, w, 3)
-        for c in range(3):  # 3 × 5 tiles, not per pixel
-            for p in range(NUM_PADS):
-                r0, c0 = c * (h + gap), p * (w + gap)
-                mosaic[r0:r0 + h, c0:c0 + w] = rgb[p, c]
+        mosaic = image_mosaic(images, self.image_range_n)
+        height, width, _ = mosaic.shape
         msg = self._fg.messages.RawImage(timestamp=_stamp(self._fg, sample_time_ns), frame_id=hand.frame_wrist,
                                          width=width, height=height, encoding="rgb8", step=3 * width,
                                          data=mosaic.tobytes())
         hand.images.log(msg, log_time=sample_time_ns)
+        hand.image_labels.log(json.dumps(image_labels(images.shape[2:], self.image_range_n, sample_time_ns)).encode(),
+                              log_time=sample_time_ns)
 
     # -- message builders (pure: testable without a server) ---------------------------------------
     def resultants_message(self, resultants: np.ndarray, sample_time_ns: int) -> dict:
@@ -369,5 +366,6 @@ class TrackedView:
         self.view.close()
 
 
-__all__ = ["FoxgloveView", "TrackedView", "force_colours", "taxel_diameters", "segment_poses_from_joints", "RESULTANTS_SCHEMA",
+__all__ = ["FoxgloveView", "TrackedView", "force_colours", "taxel_diameters", "segment_poses_from_joints",
+           "RESULTANTS_SCHEMA",
            "DEFAULT_FORCE_RANGE_N"]

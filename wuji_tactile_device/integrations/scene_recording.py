@@ -9,7 +9,8 @@ same `McapRecorder` and with the tactile record's log time,
   whole picture);
 - `C/view/resultants` (`wuji_tactile.PadResultants`): the five pad resultants [N, pad frame], every frame;
 - `C/view/images` (`foxglove.RawImage`): the frame's force images when the producer computes
-  them (`sim --images`), at most `images_rate_hz` per second of sample time.
+  them (`sim --images`), at most `images_rate_hz` per second of sample time, with
+  `C/view/image_labels` (`foxglove.ImageAnnotations`: row, column and colour-scale labels).
 
 All JSON with JSON Schemas: the base install writes them (no Foxglove SDK), and Lichtblick and
 Foxglove open the file alone with the hand, the lit taxels, the arrows and the objects. The hand
@@ -30,11 +31,12 @@ from ..contract.pads import NUM_PADS, pad_resultants
 from ..producers.base import EXTRA_FORCE_IMAGES, EXTRA_HAND_JOINT_POSES, EXTRA_OBJECT_GEOMS, Frame, FrameSink
 from .foxglove_scene import (DEFAULT_FORCE_RANGE_N, FRAME_TRANSFORMS_SCHEMA, MESSAGE_ENCODING, PAD_FRAME_TEXT,
                              RESULTANTS_SCHEMA, SCENE_UPDATE_SCHEMA, SCHEMA_ENCODING, ObjectGeoms, SceneBuilder,
-                             force_colours, resultants_message)
+                             IMAGE_LABELS_SCHEMA, image_labels, image_mosaic, resultants_message)
 
 RAW_IMAGE_SCHEMA = {
     "title": "foxglove.RawImage",
-    "description": "Pad force images: rows Fx, Fy, Fz (pad frame), columns thumb … pinky; |value| on a fixed range, viridis",
+    "description": "Pad force images: rows Fx, Fy, Fz (pad frame), columns thumb … pinky; "
+                   "|value| on a fixed range, viridis",
     "type": "object",
     "properties": {
         "timestamp": {"type": "object", "properties": {"sec": {"type": "integer"}, "nsec": {"type": "integer"}}},
@@ -43,27 +45,6 @@ RAW_IMAGE_SCHEMA = {
         "data": {"type": "string", "contentEncoding": "base64"},
     },
 }
-#: Grey gap between the image tiles [pixels].
-IMAGE_GAP = 1
-
-
-def image_mosaic(images: np.ndarray, image_range_n: float) -> np.ndarray:
-    """rgb8 mosaic `(3H + 2g, 5W + 4g, 3)` of force images `(5, 3, H, W)` [N per cell]: rows Fx, Fy,
-    Fz, columns the pads, |value| coloured on 0…`image_range_n` (viridis), grey gaps."""
-    images = np.asarray(images, dtype=np.float64)
-    if images.ndim != 4 or images.shape[:2] != (NUM_PADS, 3):
-        raise ValueError(f"images must have shape (5, 3, H, W), got {images.shape}")
-    _, _, h, w = images.shape
-    g = IMAGE_GAP
-    mosaic = np.full((3 * h + 2 * g, NUM_PADS * w + (NUM_PADS - 1) * g, 3), 128, dtype=np.uint8)
-    rgb = (force_colours(np.abs(images).ravel(), image_range_n)[:, :3] * 255).round().astype(np.uint8)
-    rgb = rgb.reshape(NUM_PADS, 3, h, w, 3)
-    for c in range(3):  # 3 × 5 tiles, not per pixel
-        for p in range(NUM_PADS):
-            mosaic[c * (h + g):c * (h + g) + h, p * (w + g):p * (w + g) + w] = rgb[p, c]
-    return mosaic
-
-
 def _objects(extra: Any) -> ObjectGeoms | None:
     return None if extra is None else ObjectGeoms(extra["kinds"], extra["sizes"], extra["poses"], extra["names"])
 
@@ -86,7 +67,7 @@ class ViewRecording(FrameSink):
         self._channels: dict[str, int] = {}
         self._last_scene: int | None = None
         self._last_images: int | None = None
-        self.counts = {"scene": 0, "tf": 0, "resultants": 0, "images": 0}
+        self.counts = {"scene": 0, "tf": 0, "resultants": 0, "images": 0, "image_labels": 0}
 
     def _channel(self, leaf: str, schema: dict, metadata: dict[str, str]) -> int:
         if leaf not in self._channels:
@@ -146,6 +127,9 @@ class ViewRecording(FrameSink):
             self._write("images", RAW_IMAGE_SCHEMA, json.dumps(msg, separators=(",", ":")).encode(), log_ns,
                         {"layout": "rows Fx, Fy, Fz (pad frame); columns thumb, index, middle, ring, pinky",
                          "range": f"|value| 0…{self.image_range_n:g} N per cell, viridis, grey = 0 N"})
+            labels = image_labels(np.asarray(images).shape[2:], self.image_range_n, log_ns)
+            self._write("image_labels", IMAGE_LABELS_SCHEMA, json.dumps(labels, separators=(",", ":")).encode(),
+                        log_ns, {"for": f"{self.collection_id}/view/images"})
 
 
-__all__ = ["ViewRecording", "RESULTANTS_SCHEMA", "RAW_IMAGE_SCHEMA", "resultants_message", "image_mosaic"]
+__all__ = ["ViewRecording", "RESULTANTS_SCHEMA", "RAW_IMAGE_SCHEMA"]

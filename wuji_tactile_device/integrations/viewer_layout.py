@@ -10,7 +10,8 @@ from file…* in either viewer). The panels:
   framing the hand: 0.33 m away, near plane 1 mm, 1 cm frame axes, a 1 cm grid in `world`;
 - two **plots** (`Plot`): each pad's resultant |F| and its Fy (pad frame: the normal load) from
   `C/view/resultants`;
-- **force images** (`Image`): `C/view/images` (recordings made with `sim --images`);
+- **force images** (`Image`): `C/view/images` with its labels `C/view/image_labels` (recordings
+  made with `sim --images`);
 - **raw messages** (`RawMessages`): the contract's data records on `C`.
 """
 from __future__ import annotations
@@ -77,7 +78,8 @@ def build_layout(collection: str = "tactile/right") -> dict[str, Any]:
         ids["norm"]: plot("norm", "pad resultant |F| [N]"),
         ids["fy"]: plot("y", "pad resultant Fy [N] (pad frame: normal load, + = pressing)"),
         ids["images"]: {"foxglovePanelTitle": "force images |value| (rows Fx Fy Fz, columns thumb … pinky)",
-                        "imageMode": {"imageTopic": f"{view}/images"}},
+                        "imageMode": {"imageTopic": f"{view}/images",
+                                      "annotations": {f"{view}/image_labels": {"visible": True}}}},
         ids["raw"]: {"foxglovePanelTitle": f"{collection}: contract data records",
                      "topicPath": _quoted(collection), "diffEnabled": False, "diffMethod": "custom",
                      "diffTopicPath": "", "showFullMessageForDiff": False},
