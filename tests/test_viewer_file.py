@@ -115,6 +115,15 @@ def test_layout_command_writes_prints_and_obeys_overwrite(tmp_path, capsys):
     assert code == 1 and len(err.strip().splitlines()) == 1 and "'tactile/ri ght'" in err
 
 
+def test_layout_for_a_recording_takes_or_checks_its_collection(press, capsys):
+    path, _ = press
+    code, stdout, _ = cli(capsys, "layout", "--recording", str(path))
+    assert code == 0 and json.loads(stdout) == build_layout(CID)
+    code, _, err = cli(capsys, "layout", "--recording", str(path), "--collection", "tactile/left")
+    assert code == 1 and err.strip().splitlines() == [
+        f"wuji-tactile layout: error: {path} has no collection 'tactile/left' (its collections: {CID})"]
+
+
 # -- the recording's scene ----------------------------------------------------------------------
 def test_default_recording_has_a_complete_scene_and_a_transform_every_frame(press):
     """No option: the view's topics are in the file, JSON with JSON Schemas the project's checker

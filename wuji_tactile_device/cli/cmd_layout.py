@@ -7,7 +7,7 @@ import os
 import sys
 
 from ..errors import TactileError
-from .args import output_file
+from .args import existing_file, output_file
 
 
 def register(subparsers) -> None:
@@ -17,8 +17,11 @@ def register(subparsers) -> None:
                                           "collection: the 3-D scene framing the hand, the pad resultant plots, "
                                           "the force images and the raw contract records. Without -o the "
                                           "layout is printed.")
-    p.add_argument("--collection", default="tactile/right", metavar="ID",
-                   help="collection id whose topics the layout shows (default tactile/right)")
+    p.add_argument("--collection", metavar="ID",
+                   help="collection id whose topics the layout shows (default: the --recording's only "
+                        "collection, else tactile/right)")
+    p.add_argument("--recording", metavar="FILE.mcap", type=existing_file,
+                   help="a recording the layout is for: its collection is checked (or taken when it has one)")
     p.add_argument("-o", "--output", metavar="FILE.json", type=output_file, help="write the layout to this file")
     p.add_argument("--overwrite", action="store_true", help="replace an existing --output file")
     p.set_defaults(run=run)
@@ -27,6 +30,24 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..integrations.viewer_layout import layout_json
 
+    if args.recording is not None:
+        from ..recording import McapReplay
+
+        replay = McapReplay(args.recording)
+        try:
+            held = list(replay.collections)
+        finally:
+            replay.close()
+        if args.collection is None:
+            if len(held) != 1:
+                raise TactileError(f"{args.recording}: holds {len(held)} collections ({', '.join(held) or 'none'}); "
+                                   "choose one with --collection")
+            args.collection = held[0]
+        elif args.collection not in held:
+            raise TactileError(f"{args.recording} has no collection {args.collection!r} "
+                               f"(its collections: {', '.join(held) or 'none'})")
+    if args.collection is None:
+        args.collection = "tactile/right"
     try:
         text = layout_json(args.collection)
     except ValueError as exc:
