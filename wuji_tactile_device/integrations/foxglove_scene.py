@@ -247,7 +247,7 @@ def resultants_message(resultants: np.ndarray, stamp_ns: int) -> dict:
 IMAGE_GAP = 1
 #: Margins of the force-image mosaic for its labels [pixels]: left (row names), top (pad names),
 #: bottom (colour scale).
-IMAGE_MARGIN = {"left": 16, "top": 12, "bottom": 16}
+IMAGE_MARGIN = {"left": 20, "top": 14, "bottom": 20}
 
 
 def image_mosaic(images: np.ndarray, image_range_n: float) -> np.ndarray:
@@ -298,13 +298,14 @@ def image_labels(image_hw: tuple[int, int], image_range_n: float, stamp_ns: int)
         return {"timestamp": stamp, "position": {"x": float(x), "y": float(y)}, "text": label, "font_size": size,
                 "text_color": white, "background_color": clear}
 
-    texts = [text(1, m["top"] + c * (h + g) + h / 2 - 4, name) for c, name in enumerate(("Fx", "Fy", "Fz"))]
-    texts += [text(m["left"] + p * (w + g) + 1, 1, name, 7.0) for p, name in enumerate(FINGERS)]
-    bottom = m["top"] + 3 * h + 2 * g + 7
+    # positions are the texts' baselines (left end)
+    texts = [text(2, m["top"] + c * (h + g) + h / 2 + 5, name, 11.0) for c, name in enumerate(("Fx", "Fy", "Fz"))]
+    texts += [text(m["left"] + p * (w + g) + 1, m["top"] - 3, name, 8.0) for p, name in enumerate(FINGERS)]
+    height = m["top"] + 3 * h + 2 * g + m["bottom"]
     tiles_w = NUM_PADS * w + (NUM_PADS - 1) * g
-    texts += [text(m["left"], bottom, "0 N", 7.0),
-              text(m["left"] + tiles_w / 2 - 14, bottom, "|value| per cell", 7.0),
-              text(m["left"] + tiles_w - 26, bottom, f"{image_range_n:g} N", 7.0)]
+    texts += [text(m["left"], height - 2, "0 N", 9.0),
+              text(m["left"] + tiles_w / 2 - 40, height - 2, "|value| per cell", 8.0),
+              text(m["left"] + tiles_w - 30, height - 2, f"{image_range_n:g} N", 9.0)]
     return {"circles": [], "points": [], "texts": texts}
 
 
