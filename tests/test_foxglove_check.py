@@ -92,6 +92,7 @@ def test_a_hardware_recording_decodes_including_the_device_resultants_json_topic
     res = topics["tactile/right/device_resultants"]
     assert (res["schemaName"], res["messageEncoding"], res["failed"]) == ("wuji_tactile.DeviceResultants", "json", 0)
     assert res["messages"] == topics["tactile/right"]["messages"] == 30  # one per published tick
+    assert topics["tactile/right/view/scene"]["schemaName"] == "foxglove.SceneUpdate"  # recorded by default
     with open(path, "rb") as f:
         first = next(json.loads(m.data) for _, ch, m in make_reader(f).iter_messages(
             topics=["tactile/right/device_resultants"]))
@@ -118,7 +119,13 @@ def test_a_sim_recording_with_hand_poses_passes_its_hand_channels_skipped_by_nam
     text = run_check(path).stdout
     assert ("skipped hands/right_hand (core.HandPoseRecord, flatbuffer): 30 messages; skipped: Isaac Teleop "
             "fixed-size array, not decodable by Foxglove") in text
-    assert text.rstrip().endswith("ok: 2 of 2 topics, 31 messages")
+    # every other topic, the 3-D view's included (sim --record writes them by default), decodes
+    view = {f"tactile/right/view/{leaf}" for leaf in ("scene", "tf", "resultants")}
+    assert view <= set(topics) and all(topics[t]["checked"] and topics[t]["failed"] == 0 for t in view)
+    checked = [t for t in topics.values() if t["checked"]]
+    assert {t["topic"] for t in checked} == {"tactile/right", "tactile/right/metadata"} | view
+    total = sum(t["messages"] for t in checked)
+    assert text.rstrip().endswith(f"ok: {len(checked)} of {len(checked)} topics, {total} messages")
 
 
 def test_the_human_readable_report_names_each_topic(tmp_path):

@@ -196,7 +196,10 @@ SCENE_UPDATE_SCHEMA = {
             lines=_array(_obj(type={"type": "integer"}, pose=_POSE, thickness={"type": "number"},
                               scale_invariant={"type": "boolean"}, points=_array(_VEC3), color=_RGBA,
                               colors=_array(_RGBA), indices=_array({"type": "integer"}))),
-            triangles=_array({"type": "object"}), models=_array({"type": "object"}),
+            triangles=_array(_obj(pose=_POSE, points=_array(_VEC3), color=_RGBA, colors=_array(_RGBA),
+                                  indices=_array({"type": "integer"}))),
+            models=_array(_obj(pose=_POSE, scale=_VEC3, color=_RGBA, override_color={"type": "boolean"},
+                               url={"type": "string"}, media_type={"type": "string"})),
             texts=_array(_obj(pose=_POSE, billboard={"type": "boolean"}, font_size={"type": "number"},
                               scale_invariant={"type": "boolean"}, color=_RGBA, text={"type": "string"})),
         ))),
@@ -280,7 +283,10 @@ _POINT = {"type": "object", "properties": {"x": {"type": "number"}, "y": {"type"
 IMAGE_LABELS_SCHEMA = {
     "title": "foxglove.ImageAnnotations",
     "description": "Labels of the force-image mosaic: rows Fx/Fy/Fz, columns the pads, the colour scale",
-    **_obj(circles=_array({"type": "object"}), points=_array({"type": "object"}),
+    **_obj(circles=_array(_obj(timestamp=_TIME, position=_POINT, diameter={"type": "number"},
+                               thickness={"type": "number"}, fill_color=_RGBA, outline_color=_RGBA)),
+           points=_array(_obj(timestamp=_TIME, type={"type": "integer"}, points=_array(_POINT),
+                              outline_color=_RGBA, thickness={"type": "number"})),
            texts=_array(_obj(timestamp=_TIME, position=_POINT, text={"type": "string"}, font_size={"type": "number"},
                              text_color=_RGBA, background_color=_RGBA))),
 }
