@@ -91,6 +91,7 @@ def test_a_hardware_recording_decodes_including_the_device_resultants_json_topic
     res = topics["tactile/right/device_resultants"]
     assert (res["schemaName"], res["messageEncoding"], res["failed"]) == ("wuji_tactile.DeviceResultants", "json", 0)
     assert res["messages"] == topics["tactile/right"]["messages"] == 30  # one per published tick
+    assert topics["tactile/right/view/scene"]["schemaName"] == "foxglove.SceneUpdate"  # recorded by default
     with open(path, "rb") as f:
         first = next(json.loads(m.data) for _, ch, m in make_reader(f).iter_messages(
             topics=["tactile/right/device_resultants"]))
@@ -101,7 +102,9 @@ def test_a_sim_recording_with_hand_poses_passes_its_hand_channels_skipped_by_nam
     """`wuji-tactile sim --record` (default profile) writes the hand poses as the viewer twin
     (`foxglove.PosesInFrame` JSON), which decodes; `--profile isaac` writes Isaac Teleop's hand
     channels (`core.HandPoseRecord`, whose fixed-size joint array Foxglove refuses): those are
-    reported as skipped with that reason, every tactile message decodes, and both files pass."""
+    reported as skipped with that reason. Every tactile message and the 3-D view's topics (written
+    by default) decode, and both files pass."""
+    view = {f"tactile/right/view/{leaf}" for leaf in ("scene", "tf", "resultants")}
     for profile in ("default", "isaac"):
         path = tmp_path / f"sim_{profile}.mcap"
         done = subprocess.run([sys.executable, "-m", "wuji_tactile_device.cli", "sim", "--scenario", "press",
@@ -120,13 +123,16 @@ def test_a_sim_recording_with_hand_poses_passes_its_hand_channels_skipped_by_nam
                 assert (hand["schemaName"], hand["checked"], hand["messages"]) == ("core.HandPoseRecord", False, 30)
                 assert hand["skipped"] == "Isaac Teleop fixed-size array, not decodable by Foxglove"
         assert (topics["tactile/right"]["messages"], topics["tactile/right"]["failed"]) == (30, 0)
+        assert view <= set(topics) and all(topics[t]["checked"] and topics[t]["failed"] == 0 for t in view)
+        checked = [t for t in topics.values() if t["checked"]]
+        hands = {"hands/left_hand", "hands/right_hand"} if profile == "default" else set()
+        assert {t["topic"] for t in checked} == {"tactile/right", "tactile/right/metadata"} | view | hands
         text = run_check(path).stdout
         if profile == "isaac":
             assert ("skipped hands/right_hand (core.HandPoseRecord, flatbuffer): 30 messages; skipped: Isaac Teleop "
                     "fixed-size array, not decodable by Foxglove") in text
-            assert text.rstrip().endswith("ok: 2 of 2 topics, 31 messages")
-        else:
-            assert text.rstrip().endswith("ok: 4 of 4 topics, 91 messages"), text
+        total = sum(t["messages"] for t in checked)
+        assert text.rstrip().endswith(f"ok: {len(checked)} of {len(checked)} topics, {total} messages"), text
 
 
 def test_the_human_readable_report_names_each_topic(tmp_path):

@@ -18,6 +18,7 @@ import pytest
 
 pytest.importorskip("foxglove", reason="the view needs the optional foxglove-sdk (extra 'view')")
 from test_foxglove_view import DEADLINE_S, FoxgloveClient
+from test_foxglove_view import scene_taxels as taxel_entities
 from websockets.exceptions import ConnectionClosed
 
 from wuji_tactile_device.contract.geometry import pose_to_matrix, skin_taxel_positions
@@ -49,12 +50,9 @@ def mujoco_taxels():
 
 
 def scene_taxels(client, msg) -> tuple[int, np.ndarray] | None:
-    scene = client.decoders[msg["sub"]](msg["payload"])
-    for e in scene.entities:
-        if e.id == "taxels":
-            stamp = e.timestamp.seconds * 10**9 + e.timestamp.nanos
-            return stamp, np.array([[s.pose.position.x, s.pose.position.y, s.pose.position.z] for s in e.spheres])
-    return None
+    taxels = taxel_entities(client.decoders[msg["sub"]](msg["payload"]))
+    (stamp,) = taxels["stamps"]
+    return stamp, taxels["pos"]
 
 
 def serve_and_collect(cmd: list[str], want: int) -> tuple[list, int | None, str]:
@@ -172,16 +170,18 @@ def test_recorded_hands_look_up_by_sample_time_and_hold_between_records(tmp_path
     assert RecordedHands.open(plain) is None
 
 
-def test_sim_record_view_writes_the_view_topics_into_the_recording(tmp_path, mujoco_taxels):
-    """`sim --record FILE --record-view`: the scene (taxels on the moving hand), transforms,
-    resultants and force-image pictures are in FILE next to the untouched contract channels,
-    decodable with the schemas stored there; no scratch file is left behind."""
-    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+def test_sim_record_writes_the_view_topics_into_the_recording_by_default(tmp_path, mujoco_taxels):
+    """`sim --record FILE` (no option, no SDK needed): the scene (taxels on the moving hand, one
+    entity per taxel), transforms (every frame), resultants and force-image pictures are in FILE
+    next to the untouched contract channels, JSON with their JSON Schemas; no scratch file is left
+    behind. `--no-record-view` leaves them out."""
+    import json
+
     from mcap.reader import make_reader
 
     path = tmp_path / "press.mcap"
     r = subprocess.run([SCRIPT, "sim", "--scenario", "press", "--duration", str(FRAMES / 100), "--quiet",
-                        "--record", str(path), "--record-view", "--images", str(tmp_path / "img.npz")],
+                        "--record", str(path), "--images", str(tmp_path / "img.npz")],
                        capture_output=True, text=True, timeout=120, env=ENV)
     assert "recorded" in r.stdout, r.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["img.npz", "press.mcap"]
@@ -197,24 +197,24 @@ def test_sim_record_view_writes_the_view_topics_into_the_recording(tmp_path, muj
                 ts = decode_tactile_record(message.data).timestamp
                 start = ts.sample_time_local_common_clock - ts.sample_time_raw_device_clock
             if channel.topic == f"{CID}/view/scene":
-                assert (schema.name, schema.encoding, channel.message_encoding) == ("foxglove.SceneUpdate", "protobuf",
-                                                                                    "protobuf")
-                fds = descriptor_pb2.FileDescriptorSet.FromString(schema.data)
-                pool = descriptor_pool.DescriptorPool()
-                for fd in fds.file:
-                    pool.Add(fd)
-                scene = message_factory.GetMessageClass(pool.FindMessageTypeByName(schema.name)).FromString(message.data)
-                for e in scene.entities:
-                    if e.id == "taxels":
-                        scenes.append((message.log_time, np.array([[s.pose.position.x, s.pose.position.y,
-                                                                     s.pose.position.z] for s in e.spheres])))
-    assert counts[CID] == counts[f"{CID}/view/resultants"] == FRAMES
+                assert (schema.name, schema.encoding, channel.message_encoding) == ("foxglove.SceneUpdate", "jsonschema",
+                                                                                    "json")
+                scene = json.loads(message.data)
+                taxels = [e for e in scene["entities"] if e["id"].startswith("taxel/")]
+                assert [e["id"] for e in taxels] == [f"taxel/{i}" for i in range(len(taxels))]
+                scenes.append((message.log_time, np.array([[e["spheres"][0]["pose"]["position"][k] for k in "xyz"]
+                                                           for e in taxels])))
+    assert counts[CID] == counts[f"{CID}/view/resultants"] == counts[f"{CID}/view/tf"] == FRAMES
     assert counts[f"{CID}/metadata"] == 1 and counts["hands/right_hand"] == FRAMES
-    assert counts[f"{CID}/view/images"] >= FRAMES // 4 and counts[f"{CID}/view/tf"] >= 1
+    assert counts[f"{CID}/view/images"] >= FRAMES // 4
     assert len(scenes) >= FRAMES // 4
     for log_time, positions in scenes:
         k = round((log_time - start) / 10_000_000) - 1
-        np.testing.assert_allclose(positions, mujoco_taxels[k], atol=1e-5, rtol=0)
-    refused = subprocess.run([SCRIPT, "sim", "--record-view"], capture_output=True, text=True, timeout=60, env=ENV)
-    assert refused.returncode == 1
-    assert "--record-view writes into the recording: give --record FILE.mcap too" in refused.stderr
+        np.testing.assert_allclose(positions, mujoco_taxels[k], atol=2e-5, rtol=0)  # written in µm steps
+    bare = tmp_path / "bare.mcap"
+    r = subprocess.run([SCRIPT, "sim", "--scenario", "press", "--duration", "0.1", "--quiet", "--record", str(bare),
+                        "--no-record-view"], capture_output=True, text=True, timeout=120, env=ENV)
+    assert "recorded" in r.stdout, r.stderr  # (exit 1: the press checks fail on a 0.1 s run)
+    with open(bare, "rb") as f:
+        topics = {c.topic for c in make_reader(f).get_summary().channels.values()}
+    assert not any("/view/" in t for t in topics), topics

@@ -91,7 +91,11 @@ def test_emulated_cli_records_an_mcap_with_the_simulations_layout(tmp_path: Path
                       ("tactile/right/metadata", "core.TactileMetadataRecord"),
                       ("tactile/right/device_resultants", "wuji_tactile.DeviceResultants"),
                       ("tactile/right/health", "wuji_tactile.HandHealth"),
-                      ("hands/left_hand", "foxglove.PosesInFrame"), ("hands/right_hand", "foxglove.PosesInFrame")}
+                      ("hands/left_hand", "foxglove.PosesInFrame"), ("hands/right_hand", "foxglove.PosesInFrame"),
+                      # the 3-D view's topics, recorded by default (--no-record-view leaves them out)
+                      ("tactile/right/view/scene", "foxglove.SceneUpdate"),
+                      ("tactile/right/view/tf", "foxglove.FrameTransforms"),
+                      ("tactile/right/view/resultants", "wuji_tactile.PadResultants")}
     replay = McapReplay(out)
     tracker = TactileTracker("tactile/right", replay)
     frames = list(tracker.frames())

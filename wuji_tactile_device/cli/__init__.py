@@ -23,7 +23,7 @@ from . import output
 from .output import Console, Terminated
 
 SUBCOMMANDS = ("sim", "hw", "record", "replay", "echo", "inspect", "validate", "recover", "export", "plot", "view",
-               "bench", "router")
+               "bench", "router", "layout")
 
 
 def _add_console_options(parser: argparse.ArgumentParser, default) -> None:

@@ -17,7 +17,8 @@ import time
 from ..errors import ProducerError
 from .args import existing_file, positive_int, positive_rate, positive_seconds, seed
 from .cmd_view import add_foxglove_arguments
-from .common import add_publish_arguments, add_recording_arguments, exit_code, run_producer, wants_zenoh
+from .common import (add_publish_arguments, add_recording_arguments, add_view_recording_argument, exit_code, run_producer,
+                     wants_zenoh)
 
 FAULT_KINDS = ("offline", "stall", "truncated", "oversized", "duplicate", "revise", "jump")
 
@@ -86,6 +87,7 @@ def register(subparsers) -> None:
                           "where its wrist is)")
     out.add_argument("--no-hand-poses", action="store_true",
                      help="do not record the hand's joint poses (Isaac Teleop hand channels hands/<side>_hand)")
+    add_view_recording_argument(out)
     out.add_argument("--duration", type=positive_seconds, metavar="S", help="stop after S seconds (default: Ctrl-C; emulation: scenario length)")
     add_publish_arguments(p)
     add_foxglove_arguments(p)  # the run loop serves the view (cli.common.run_producers)

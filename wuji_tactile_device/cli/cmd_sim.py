@@ -21,7 +21,7 @@ import numpy as np
 from ..errors import ProducerError
 from .cmd_view import add_foxglove_arguments
 from .args import existing_file, output_file, positive_rate, positive_seconds, seed
-from .common import add_publish_arguments, add_recording_arguments, exit_code, run_producer
+from .common import add_publish_arguments, add_recording_arguments, add_view_recording_argument, exit_code, run_producer
 
 
 #: `producers.sim.scenarios.SCENARIOS`, spelled out so that `--help` does not load MuJoCo (a test
@@ -55,9 +55,7 @@ def register(subparsers) -> None:
     p.add_argument("--log-clock", choices=("simulated", "wall"), default="simulated",
                    help="log time of --record: simulated (start + simulated time, 10 ms per frame however fast "
                         "the run; default) or wall (when each frame was published)")
-    p.add_argument("--record-view", action="store_true",
-                   help="also write the Foxglove view's topics (3-D scene on the moving hand, transforms, pad "
-                        "resultants, force-image pictures with --images) into the --record file (extra 'view')")
+    add_view_recording_argument(p)
     p.add_argument("--hands-name", default="hands", metavar="NAME",
                    help="hand channel prefix of --record, the Isaac Teleop HandsSource name (default hands)")
     p.add_argument("--realtime", action="store_true",
@@ -91,8 +89,6 @@ def run(args: argparse.Namespace) -> int:
         scenario.sensor_model = SensorModel.from_file(args.sensor_model, args.hand, seed=args.seed)
     if args.duration is not None and not args.duration > 0:
         raise ProducerError(f"--duration must be > 0 s, got {args.duration}")
-    if args.record_view and not args.record:
-        raise ProducerError("--record-view writes into the recording: give --record FILE.mcap too")
     frames = None if args.duration is None else int(round(args.duration * 100))
     producer = SimProducer(scenario, side=args.hand, seed=args.seed, collection_id=args.collection,
                            images=bool(args.images), max_frames=frames, log_clock=args.log_clock,

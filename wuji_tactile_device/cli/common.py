@@ -74,6 +74,13 @@ def add_recording_arguments(parser: argparse.ArgumentParser, help_extra: str = "
                              "ReplaySession reads it as its own)")
 
 
+def add_view_recording_argument(parser: argparse.ArgumentParser) -> None:
+    """`--no-record-view` (dest `record_view`, default on): the 3-D view's topics in `--record`."""
+    parser.add_argument("--no-record-view", dest="record_view", action="store_false",
+                        help="leave the 3-D view's topics (<collection>/view/scene, /tf, /resultants, /images) out "
+                             "of --record (default: recorded, so the file opens with the hand in Lichtblick/Foxglove)")
+
+
 # -- live view -----------------------------------------------------------------------------------
 def open_foxglove_sink(args: argparse.Namespace, transport, collections: list[str], *, hands=None, say=None):
     """The run loop's Foxglove view (`integrations.foxglove_live.FoxgloveSink`) when `--foxglove`
@@ -154,14 +161,14 @@ def run_producers(producers: list, args: argparse.Namespace, *, transport=None, 
     `sinks` go to the first producer's runner. With `--foxglove` (`args.foxglove`) a live view
     of every producer's collection is a sink of the loop; producers that know the hand's pose
     put it in their frames (`enable_hand_poses`), else `foxglove_hands` (a recording's hand
-    channels) place the taxels. With `--record-view` (`args.record_view`) the view's derived
-    topics go into the recording too. Returns each producer's `RunCounters`."""
+    channels) place the taxels. With `args.record_view` (sim/hw: on unless `--no-record-view`)
+    the 3-D view's topics go into the recording too (`integrations.scene_recording.ViewRecording`). Returns each producer's `RunCounters`."""
     from tqdm import tqdm
 
     from ..producers.base import ProducerRunner, run_together
 
     recorder = None
-    view = record_view = None
+    view = None
     runners: list = []
     bar = tqdm(total=total, desc=desc, unit=" frames", file=sys.stderr, mininterval=0.5,
                disable=quiet or not getattr(args, "progress", True))  # no bar in logs unless --progress
@@ -178,17 +185,16 @@ def run_producers(producers: list, args: argparse.Namespace, *, transport=None, 
                                     profile=getattr(args, "profile", "default"))
         view = open_foxglove_sink(args, transport, [p.collection_id for p in producers], hands=foxglove_hands,
                                   say=lambda text: bar.write(text, file=sys.stderr))
-        if recorder is not None and getattr(args, "record_view", False):
-            from ..integrations.foxglove_live import RecordedView
-
-            record_view = RecordedView(transport, [p.collection_id for p in producers], args.record,
-                                       hands=foxglove_hands)
         for k, producer in enumerate(producers):
             mine = list(sinks) if k == 0 else []
-            for shown in (view, record_view):
-                if shown is not None:
-                    producer.enable_hand_poses()
-                    mine.append(shown.for_collection(producer.collection_id))
+            if view is not None:
+                producer.enable_hand_poses()
+                mine.append(view.for_collection(producer.collection_id))
+            if recorder is not None and getattr(args, "record_view", False):
+                from ..integrations.scene_recording import ViewRecording
+
+                producer.enable_hand_poses()
+                mine.append(ViewRecording(recorder, producer, index=k, hands=foxglove_hands))
             runners.append(ProducerRunner(producer, transport, recorder=recorder, sinks=mine,
                                           speed=speed, progress=bar, metadata_period_s=metadata_period_s))
         if announce:
@@ -202,14 +208,8 @@ def run_producers(producers: list, args: argparse.Namespace, *, transport=None, 
         bar.close()
         with signals_ignored():
             try:
-                try:
-                    if record_view is not None:
-                        record_view.finish_into(recorder)  # the view's topics into the recording
-                finally:
-                    if record_view is not None:
-                        record_view.discard()
-                    if recorder is not None:
-                        recorder.close()  # whatever happened to the view's topics
+                if recorder is not None:
+                    recorder.close()
             finally:
                 for runner in runners:
                     runner.close()

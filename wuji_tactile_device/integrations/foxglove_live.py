@@ -11,7 +11,7 @@
 - `FoxgloveSink`: the view as a `FrameSink` of the run loop (`sim/hw/replay --foxglove`): its own
   trackers on the producers' transport, the hand poses a frame carries
   (`Frame.extras[EXTRA_HAND_JOINT_POSES]`) or a recording's, the force images a frame carries.
-- `RecordedView`: the same derived topics written into the run's recording (`--record-view`).
+- The same scene written into a producer's recording: `scene_recording.ViewRecording`.
 """
 from __future__ import annotations
 
@@ -29,7 +29,8 @@ from ..recording.hand_channels import decode_hand_message, is_hand_channel
 from ..contract.joints import HandJoint
 from ..contract.metadata import TactileMetadata
 from ..errors import RecordingError, TactileError
-from ..producers.base import EXTRA_FORCE_IMAGES, EXTRA_HAND_JOINT_POSES, Frame, FrameSink
+from ..producers.base import EXTRA_FORCE_IMAGES, EXTRA_HAND_JOINT_POSES, EXTRA_OBJECT_GEOMS, Frame, FrameSink
+from .foxglove_scene import ObjectGeoms
 from .foxglove_view import FoxgloveView, segment_poses_from_joints
 
 _JOINT_IDS = range(int(HandJoint.NUM_JOINTS))
@@ -123,8 +124,9 @@ class HandPoseFeed:
     """Tracker observer: before the view draws a frame, set its segment poses from
     `poses_for(collection_id, frame)` (joint poses in any base space; None keeps the last ones)."""
 
-    def __init__(self, view: FoxgloveView, trackers: Sequence[Any], poses_for: PoseSource):
-        self._view, self._poses_for = view, poses_for
+    def __init__(self, view: FoxgloveView, trackers: Sequence[Any], poses_for: PoseSource,
+                 objects_for: Callable[[str, Any], Any] | None = None):
+        self._view, self._poses_for, self._objects_for = view, poses_for, objects_for
         self._metadata = {t.collection_id: None for t in trackers}
         self.applied = 0
 
@@ -135,7 +137,8 @@ class HandPoseFeed:
         joints = self._poses_for(collection_id, frame)
         metadata = self._metadata.get(collection_id)
         if joints is not None and metadata is not None:
-            self._view.set_segment_poses(collection_id, segment_poses_from_hand(metadata, joints))
+            objects = None if self._objects_for is None else self._objects_for(collection_id, frame)
+            self._view.set_hand_pose(collection_id, joints, objects)
             self.applied += 1
 
 
@@ -201,11 +204,12 @@ class ViewGuard:
             return 0
 
 
-def attach_with_hands(view: FoxgloveView, trackers: Sequence[Any], poses_for: PoseSource | None) -> ViewGuard:
+def attach_with_hands(view: FoxgloveView, trackers: Sequence[Any], poses_for: PoseSource | None,
+                      objects_for: Callable[[str, Any], Any] | None = None) -> ViewGuard:
     """Attach `view` to `trackers` through a `ViewGuard` (returned), with a `HandPoseFeed` ahead
     of it when `poses_for` is given."""
     if poses_for is not None:
-        feed = HandPoseFeed(view, trackers, poses_for)
+        feed = HandPoseFeed(view, trackers, poses_for, objects_for)
         for tracker in trackers:
             tracker.add_observer(feed)
     guard = ViewGuard(view)
@@ -238,6 +242,7 @@ class FoxgloveSink(FrameSink):
         self.view = FoxgloveView(collections, **view_options)
         self.trackers = []
         self._pending: dict[str, dict[int, np.ndarray]] = {cid: {} for cid in self.view.collections}
+        self._objects: dict[str, tuple[int, Any]] = {}  # collection -> (sample time, ObjectGeoms)
         self._hands = hands
         self._images_period_ns = int(1e9 / images_rate_hz)
         self._last_images: dict[str, int] = {}
@@ -248,7 +253,7 @@ class FoxgloveSink(FrameSink):
         try:
             for cid in self.view.collections:  # a peer's faulty frame is counted, not fatal
                 self.trackers.append(TactileTracker(cid, transport, error_policy="drop"))
-            self.guard = attach_with_hands(self.view, self.trackers, self._poses_for)
+            self.guard = attach_with_hands(self.view, self.trackers, self._poses_for, self._objects_for)
         except BaseException:
             self.close()
             raise
@@ -271,8 +276,16 @@ class FoxgloveSink(FrameSink):
             joints = recorded_pose_source(self._hands)(collection_id, frame)
         return joints
 
+    def _objects_for(self, collection_id: str, frame: Any):
+        latest = self._objects.get(collection_id)
+        return None if latest is None else latest[1]
+
     def frame_published(self, collection_id: str, frame: Frame) -> None:
         extras = frame.extras or {}
+        objects = extras.get(EXTRA_OBJECT_GEOMS)
+        if objects is not None:
+            self._objects[collection_id] = (frame.sample_time_ns, ObjectGeoms(
+                objects["kinds"], objects["sizes"], objects["poses"], objects["names"]))
         joints = extras.get(EXTRA_HAND_JOINT_POSES)
         if joints is not None:
             pending = self._pending[collection_id]
@@ -332,48 +345,6 @@ class FoxgloveSink(FrameSink):
                         self.last_refused)
 
 
-class RecordedView(FoxgloveSink):
-    """The view's derived topics (scene, transforms, resultants, images) written into a
-    recording (`sim --record FILE --record-view`): a `FoxgloveSink` without a server writing
-    through the Foxglove SDK's MCAP writer to a scratch file beside the recording, copied into the
-    recording by `finish_into(recorder)` (before the recorder closes) and then deleted. The
-    contract channels stay the recorder's own; the copies keep their schemas (protobuf / JSON
-    Schema), log times (the frames' sample times) and sequences."""
-
-    def __init__(self, transport: Any, collections: Sequence[str], record_path: str | os.PathLike, **options: Any):
-        self.scratch = Path(f"{record_path}.view.partial")
-        super().__init__(transport, collections, serve=False, mcap_path=str(self.scratch), overwrite=True, **options)
-
-    def finish_into(self, recorder: Any) -> int:
-        """Close the view, copy its messages into `recorder`, delete the scratch file; returns
-        the number of messages copied."""
-        from mcap.reader import make_reader
-
-        self.close()
-        copied = 0
-        try:
-            with open(self.scratch, "rb") as f:
-                handles: dict[int, int] = {}
-                for schema, channel, message in make_reader(f).iter_messages(log_time_order=False):
-                    if channel.id not in handles:
-                        handles[channel.id] = recorder.add_encoded_channel(
-                            channel.topic, schema.name, schema.encoding, schema.data, channel.message_encoding,
-                            metadata=dict(channel.metadata))
-                    recorder.write_flatbuffer(handles[channel.id], message.data, log_time_ns=message.log_time,
-                                              publish_time_ns=message.publish_time, sequence=message.sequence)
-                    copied += 1
-        except OSError as exc:
-            raise RecordingError(f"cannot read the view's scratch file {self.scratch}: {exc.strerror or exc}") from exc
-        finally:
-            self.discard()
-        return copied
-
-    def discard(self) -> None:
-        """Close the view and delete the scratch file (idempotent)."""
-        self.close()
-        self.scratch.unlink(missing_ok=True)
-
-
 class _CollectionSink(FrameSink):
     def __init__(self, sink: FoxgloveSink, collection_id: str):
         self._sink, self._cid = sink, collection_id
@@ -385,5 +356,5 @@ class _CollectionSink(FrameSink):
         self._sink.poll()
 
 
-__all__ = ["FoxgloveSink", "HandPoseFeed", "MAX_VIEW_TIME_NS", "ViewGuard", "RecordedHands", "RecordedView", "attach_with_hands", "recorded_pose_source",
+__all__ = ["FoxgloveSink", "HandPoseFeed", "MAX_VIEW_TIME_NS", "ViewGuard", "RecordedHands", "attach_with_hands", "recorded_pose_source",
            "segment_poses_from_hand", "side_of_collection"]

@@ -5,10 +5,10 @@ Attach it to `TactileTracker`s as an observer (like `McapRecorder.attach`); for 
 
 - `C`, `C/metadata`: the contract's records unchanged (FlatBuffers, the `.bfbs` schemas a
   recording stores), so anything that reads a recording reads the live view too;
-- `C/view/scene` (`foxglove.SceneUpdate`): every taxel as a sphere at its current position in
-  the wrist frame, coloured and sized by |f| on a fixed range; the five pad resultants as arrows;
-  the hand's segments; a legend stating the ranges;
-- `C/view/tf` (`foxglove.FrameTransforms`): `world → C/wrist → C/<segment>`;
+- `C/view/scene` (`foxglove.SceneUpdate`, JSON): the complete scene of `foxglove_scene.SceneBuilder`
+  in every message — each taxel (colour and size by |f| on a fixed range, index/pad/|f| as
+  metadata), the pad resultant arrows, the hand's bones, the objects, the legend;
+- `C/view/tf` (`foxglove.FrameTransforms`, JSON): `world → C/wrist → C/<segment>`, every frame;
 - `C/view/resultants` (JSON): the 15 pad resultant components and their magnitudes [N, pad frame];
 - `C/view/images` (`foxglove.RawImage`): force images when a producer hands them over.
 
@@ -21,6 +21,7 @@ bind pose. Scene times are the frames' sample times (monotonic ns of the produce
 """
 from __future__ import annotations
 
+import json
 import math
 import time
 from typing import Any
@@ -29,11 +30,11 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from ..contract import bfbs
-from ..contract.geometry import quat_rotate, skin_taxel_positions
+from ..contract.geometry import skin_taxel_positions
 from ..contract.metadata import MetadataRecord, TactileMetadata
 from ..contract.naming import (DATA_RECORD_SCHEMA_NAME, METADATA_RECORD_SCHEMA_NAME, RECORD_ROOT, Stream, stream_key,
                                validate_collection_id)
-from ..contract.pads import FINGERS, NUM_PADS, pad_layout, pad_resultants
+from ..contract.pads import NUM_PADS, pad_layout, pad_resultants
 from ..errors import DataLayoutError, TactileError
 
 
@@ -45,71 +46,19 @@ def _foxglove():
     return foxglove
 
 
-#: Default fixed |f| range of the taxel colours and sizes [N]; larger forces saturate.
-DEFAULT_FORCE_RANGE_N = 0.25
-#: Sphere diameters at |f| = 0 and at the top of the range [m].
-TAXEL_DIAMETER_M = (0.0015, 0.004)
-#: Default arrow length per newton of pad resultant [m/N].
-DEFAULT_ARROW_M_PER_N = 0.04
-#: Display offset between the wrists of several collections in the `world` frame [m, along x].
-COLLECTION_SPACING_M = 0.25
-#: Colour of a taxel with exactly zero force (RGBA).
-UNLOADED_RGBA = (0.72, 0.72, 0.72, 1.0)
-
-# Viridis at 11 evenly spaced stops (perceptually uniform, readable in grey, colour-blind safe).
-_STOPS = np.array([
-    [0.267, 0.005, 0.329], [0.283, 0.141, 0.458], [0.254, 0.265, 0.530], [0.207, 0.372, 0.553],
-    [0.164, 0.471, 0.558], [0.128, 0.567, 0.551], [0.135, 0.659, 0.518], [0.267, 0.749, 0.441],
-    [0.478, 0.821, 0.318], [0.741, 0.873, 0.150], [0.993, 0.906, 0.144]])
+from .foxglove_scene import (COLLECTION_SPACING_M, DEFAULT_ARROW_M_PER_N, DEFAULT_FORCE_RANGE_N,  # noqa: F401
+                             FRAME_TRANSFORMS_SCHEMA, IMAGE_LABELS_SCHEMA, MESSAGE_ENCODING, PAD_FRAME_TEXT,
+                             RESULTANTS_SCHEMA, SCENE_UPDATE_SCHEMA, SCHEMA_ENCODING, TAXEL_DIAMETER_M,
+                             UNLOADED_RGBA, ObjectGeoms, SceneBuilder, force_colours, image_labels, image_mosaic,
+                             resultants_message, segment_poses_from_joints, taxel_diameters)
 
 
-def force_colours(magnitude: np.ndarray, force_range_n: float) -> np.ndarray:
-    """RGBA `(N, 4)` of |f| values `(N,)` [N] on the fixed range 0…`force_range_n` (viridis,
-    saturating above the range); exactly zero force is grey (`UNLOADED_RGBA`)."""
-    magnitude = np.asarray(magnitude, dtype=np.float64)
-    u = np.clip(magnitude / force_range_n, 0.0, 1.0) * (len(_STOPS) - 1)
-    i = np.minimum(u.astype(np.intp), len(_STOPS) - 2)
-    w = (u - i)[:, None]
-    rgb = _STOPS[i] * (1 - w) + _STOPS[i + 1] * w
-    rgba = np.concatenate([rgb, np.ones((len(u), 1))], axis=1)
-    rgba[magnitude == 0] = UNLOADED_RGBA
-    return rgba
-
-
-def taxel_diameters(magnitude: np.ndarray, force_range_n: float) -> np.ndarray:
-    """Sphere diameters `(N,)` [m] growing linearly with |f| over the fixed range."""
-    lo, hi = TAXEL_DIAMETER_M
-    return lo + (hi - lo) * np.clip(np.asarray(magnitude, dtype=np.float64) / force_range_n, 0.0, 1.0)
-
-
-def _quat_x_to(directions: np.ndarray) -> np.ndarray:
-    """Unit quaternions `(K, 4)` rotating +x onto unit `directions (K, 3)` (arrows point along +x)."""
-    d = np.asarray(directions, dtype=np.float64)
-    q = np.stack([np.zeros(len(d)), -d[:, 2], d[:, 1], 1.0 + d[:, 0]], axis=1)  # (x̂ × d, 1 + x̂·d)
-    opposite = q[:, 3] < 1e-9
-    q[opposite] = [0.0, 0.0, 1.0, 0.0]  # d = -x̂: half turn about z
-    return q / np.linalg.norm(q, axis=1, keepdims=True)
+def _json_schema(fg: Any, schema: dict):
+    return fg.Schema(name=schema["title"], encoding=SCHEMA_ENCODING, data=json.dumps(schema).encode())
 
 
 def _stamp(foxglove: Any, ns: int):
     return foxglove.messages.Timestamp(sec=int(ns // 1_000_000_000), nsec=int(ns % 1_000_000_000))
-
-
-RESULTANTS_SCHEMA = {
-    "title": "wuji_tactile.PadResultants",
-    "description": "Resultant force on each finger pad [N]: the sum of its taxel forces (force on the hand) "
-                   "rotated into the pad frame (bind frame of the finger's distal segment, OpenXR axes: "
-                   "+Y toward the nail, +Z toward the wrist; pressing a fingertip pad gives y > 0).",
-    "type": "object",
-    "properties": {
-        "timestamp": {"type": "object", "properties": {"sec": {"type": "integer"}, "nsec": {"type": "integer"}}},
-        "frame": {"type": "string"},
-        **{f: {"type": "object", "properties": {k: {"type": "number"} for k in ("x", "y", "z", "norm")}}
-           for f in FINGERS},
-        "total_norm": {"type": "number", "description": "sum of the five pad magnitudes [N]"},
-    },
-}
-PAD_FRAME_TEXT = "pad frame (distal segment bind axes, OpenXR: +Y toward nail, +Z toward wrist)"
 
 
 class _Hand:
@@ -128,10 +77,16 @@ class _Hand:
                                schema=fg.Schema(name=METADATA_RECORD_SCHEMA_NAME, encoding="flatbuffer",
                                                 data=bfbs(RECORD_ROOT[Stream.METADATA])))
         base = f"{collection_id}/view"
-        self.scene = fg.channels.SceneUpdateChannel(f"{base}/scene", context=ctx, metadata={
+        self.scene = fg.Channel(f"{base}/scene", message_encoding=MESSAGE_ENCODING, context=ctx,
+                                schema=_json_schema(fg, SCENE_UPDATE_SCHEMA), metadata={
             "frame": self.frame_wrist, "force_range_N": repr(view.force_range_n),
-            "convention": "force on the hand; taxel colour/size = |f| on a fixed range"})
-        self.tf = fg.channels.FrameTransformsChannel(f"{base}/tf", context=ctx)
+            "convention": "force on the hand; taxel colour/size = |f| on a fixed range; "
+                          "every message is the complete scene"})
+        self.tf = fg.Channel(f"{base}/tf", message_encoding=MESSAGE_ENCODING, context=ctx,
+                             schema=_json_schema(fg, FRAME_TRANSFORMS_SCHEMA))
+        self.image_labels = fg.Channel(f"{base}/image_labels", message_encoding=MESSAGE_ENCODING, context=ctx,
+                                       schema=_json_schema(fg, IMAGE_LABELS_SCHEMA))
+        self.index = index
         self.resultants = fg.Channel(f"{base}/resultants", schema=RESULTANTS_SCHEMA, context=ctx,
                                      metadata={"frame": PAD_FRAME_TEXT, "unit": "N"})
         self.images = fg.channels.RawImageChannel(f"{base}/images", context=ctx, metadata={
@@ -141,6 +96,9 @@ class _Hand:
         self.metadata_payload = b""
         self.layout = None
         self.segment_poses: np.ndarray | None = None
+        self.joint_poses: np.ndarray | None = None  # (26, 7) in the hand's base space, when known
+        self.objects: ObjectGeoms | None = None
+        self.builder: SceneBuilder | None = None
         self.positions: np.ndarray | None = None  # (N, 3) current taxel positions [m, wrist frame]
         self.last_scene_ns: int | None = None
         self.frames = 0
@@ -236,6 +194,24 @@ class FoxgloveView:
             if poses.ndim != 2 or poses.shape[1] != 7 or not np.isfinite(poses).all():
                 raise DataLayoutError(f"{collection_id}: segment poses must be finite (J, 7), got {poses.shape}")
             hand.segment_poses = poses
+        hand.joint_poses = None
+        hand.positions = None
+
+    def set_hand_pose(self, collection_id: str, joint_poses: object | None,
+                      objects: ObjectGeoms | None = None) -> None:
+        """The hand's (26, 7) OpenXR joint poses in any base space (None: the bind pose) and the
+        objects in the same space, for the next scene: the taxels skinned at the layout's joints,
+        the bones drawn, `world → wrist` the wrist's pose."""
+        hand = self._hand(collection_id)
+        hand.objects = objects
+        if joint_poses is None:
+            hand.joint_poses = hand.segment_poses = None
+        else:
+            joints = np.asarray(joint_poses, dtype=np.float64)
+            if joints.shape != (26, 7) or not np.isfinite(joints).all():
+                raise DataLayoutError(f"{collection_id}: hand joint poses must be finite (26, 7), got {joints.shape}")
+            hand.joint_poses = joints
+            hand.segment_poses = None if hand.builder is None else hand.builder.segment_poses(joints)
         hand.positions = None
 
     def on_metadata(self, collection_id: str, message: Any, record: MetadataRecord) -> None:
@@ -247,9 +223,13 @@ class FoxgloveView:
             hand.metadata = record.metadata
             hand.layout = pad_layout(record.metadata)
             hand.positions = None
+            hand.builder = SceneBuilder(record.metadata, collection_id, index=hand.index,
+                                        force_range_n=self.force_range_n, arrow_m_per_n=self.arrow_m_per_n)
+            if hand.joint_poses is not None:
+                hand.segment_poses = hand.builder.segment_poses(hand.joint_poses)
             if hand.segment_poses is not None and hand.segment_poses.shape != record.metadata.segment_bind_poses.shape:
                 hand.segment_poses = None
-        self._publish_static(hand, record.timestamp.sample_time_local_common_clock)
+        self._publish_transforms(hand, record.timestamp.sample_time_local_common_clock)
 
     def on_data(self, collection_id: str, message: Any, frame: Any) -> None:
         """Tracker observer: one confirmed frame. Publishes the record, the resultants and
@@ -262,11 +242,12 @@ class FoxgloveView:
         t = ts.sample_time_local_common_clock
         resultants = pad_resultants(hand.layout, frame.forces)  # (5, 3) [N, pad frame]
         hand.resultants.log(self.resultants_message(resultants, t), log_time=t)
+        self._publish_transforms(hand, t)  # every frame: a viewer's transform tree never trails
         due = (self._scene_period_ns is None or hand.last_scene_ns is None
                or t - hand.last_scene_ns >= self._scene_period_ns or t < hand.last_scene_ns)
         if due:
             hand.last_scene_ns = t
-            hand.scene.log(self.scene_update(hand, frame.forces, resultants, t), log_time=t)
+            hand.scene.log(self.scene_update(hand, frame.forces, t), log_time=t)
         hand.frames += 1
         now = time.monotonic()
         if now - self._last_metadata_republish >= 1.0:  # late WebSocket clients learn the layout
@@ -274,43 +255,29 @@ class FoxgloveView:
             for h in self._hands.values():
                 if h.metadata_payload:
                     h.meta.log(h.metadata_payload, log_time=t)
-                    self._publish_static(h, t)
 
     def publish_images(self, collection_id: str, images: np.ndarray, sample_time_ns: int) -> None:
         """Force images `(5, 3, H, W)` [N per image cell, pad frame, pads thumb … pinky] as one
-        rgb8 mosaic (rows Fx, Fy, Fz; columns the pads; 1-cell grey gaps), |value| coloured on the
-        fixed range 0…`image_range_n`."""
+        rgb8 mosaic (`foxglove_scene.image_mosaic`: rows Fx, Fy, Fz; columns the pads; |value| on
+        the fixed range 0…`image_range_n`, with its colour scale) and its labels on
+        `C/view/image_labels`."""
         hand = self._hand(collection_id)
         images = np.asarray(images, dtype=np.float64)
         if images.ndim != 4 or images.shape[:2] != (NUM_PADS, 3):
             raise DataLayoutError(f"{collection_id}: images must have shape (5, 3, H, W), got {images.shape}")
-        _, _, h, w = images.shape
-        gap = 1
-        height, width = 3 * h + 2 * gap, NUM_PADS * w + (NUM_PADS - 1) * gap
-        mosaic = np.full((height, width, 3), 128, dtype=np.uint8)
-        rgb = (force_colours(np.abs(images).ravel(), self.image_range_n)[:, :3] * 255).round().astype(np.uint8)
-        rgb = rgb.reshape(NUM_PADS, 3, h, w, 3)
-        for c in range(3):  # 3 × 5 tiles, not per pixel
-            for p in range(NUM_PADS):
-                r0, c0 = c * (h + gap), p * (w + gap)
-                mosaic[r0:r0 + h, c0:c0 + w] = rgb[p, c]
+        mosaic = image_mosaic(images, self.image_range_n)
+        height, width, _ = mosaic.shape
         msg = self._fg.messages.RawImage(timestamp=_stamp(self._fg, sample_time_ns), frame_id=hand.frame_wrist,
                                          width=width, height=height, encoding="rgb8", step=3 * width,
                                          data=mosaic.tobytes())
         hand.images.log(msg, log_time=sample_time_ns)
+        hand.image_labels.log(json.dumps(image_labels(images.shape[2:], self.image_range_n, sample_time_ns)).encode(),
+                              log_time=sample_time_ns)
 
     # -- message builders (pure: testable without a server) ---------------------------------------
     def resultants_message(self, resultants: np.ndarray, sample_time_ns: int) -> dict:
         """The JSON message of `C/view/resultants` for pad resultants `(5, 3)` [N, pad frame]."""
-        r = np.asarray(resultants, dtype=np.float64)
-        norms = np.linalg.norm(r, axis=1)
-        msg: dict = {"timestamp": {"sec": int(sample_time_ns // 1_000_000_000), "nsec": int(sample_time_ns % 1_000_000_000)},
-                     "frame": PAD_FRAME_TEXT}
-        for p, finger in enumerate(FINGERS):
-            x, y, z = r[p].tolist()
-            msg[finger] = {"x": x, "y": y, "z": z, "norm": float(norms[p])}
-        msg["total_norm"] = float(norms.sum())
-        return msg
+        return resultants_message(resultants, sample_time_ns)
 
     def taxel_positions(self, collection_id: str) -> np.ndarray:
         """Current taxel positions `(N, 3)` [m, wrist frame]: LBS at the set segment poses, or bind."""
@@ -326,99 +293,16 @@ class FoxgloveView:
     def _segment_poses(self, hand: _Hand) -> np.ndarray:
         return hand.metadata.segment_bind_poses.astype(np.float64) if hand.segment_poses is None else hand.segment_poses
 
-    def scene_update(self, hand: _Hand, forces: np.ndarray, resultants: np.ndarray, sample_time_ns: int):
-        """SceneUpdate: entity `taxels` (one sphere per taxel, in metadata order) and `pads`
-        (one arrow per loaded pad, ending on the pad's taxel centroid, pointing along the force on the hand)."""
-        fg = self._fg
-        S = fg.messages
-        stamp = _stamp(fg, sample_time_ns)
-        pos = self._positions(hand)
-        magnitude = np.linalg.norm(np.asarray(forces, dtype=np.float64), axis=1)
-        colours = force_colours(magnitude, self.force_range_n).tolist()
-        sizes = taxel_diameters(magnitude, self.force_range_n).tolist()
-        spheres = [S.SpherePrimitive(pose=S.Pose(position=S.Vector3(x=p[0], y=p[1], z=p[2])),
-                                     size=S.Vector3(x=d, y=d, z=d), color=S.Color(r=c[0], g=c[1], b=c[2], a=c[3]))
-                   for p, d, c in zip(pos.tolist(), sizes, colours, strict=True)]
-        taxels = S.SceneEntity(timestamp=stamp, frame_id=hand.frame_wrist, id="taxels", spheres=spheres,
-                               metadata=[S.KeyValuePair(key="colour_and_size", value=f"|f| 0…{self.force_range_n:g} N")])
-        # Pad resultants into the wrist frame at the current pose: R_segment_now · F_pad.
-        seg_now = self._segment_poses(hand)
-        pads = [p for p in range(NUM_PADS) if hand.layout.pad_segment[p] >= 0]
-        arrows = []
-        if pads:
-            idx = np.array(pads)
-            f_wrist = quat_rotate(seg_now[hand.layout.pad_segment[idx], 3:], resultants[idx])
-            norm = np.linalg.norm(f_wrist, axis=1)
-            centroid = (hand.layout.one_hot[idx] @ pos) / hand.layout.one_hot[idx].sum(axis=1, keepdims=True)
-            loaded = norm > 1e-9
-            if loaded.any():
-                d = f_wrist[loaded] / norm[loaded, None]
-                length = norm[loaded] * self.arrow_m_per_n
-                start = centroid[loaded] - d * length[:, None]  # the arrow ends on the pad: it pushes
-                q = _quat_x_to(d)
-                head = np.minimum(0.3 * length, 0.006)
-                for s, qq, L, hl in zip(start.tolist(), q.tolist(), length.tolist(), head.tolist(), strict=True):
-                    arrows.append(S.ArrowPrimitive(
-                        pose=S.Pose(position=S.Vector3(x=s[0], y=s[1], z=s[2]),
-                                    orientation=S.Quaternion(x=qq[0], y=qq[1], z=qq[2], w=qq[3])),
-                        shaft_length=L - hl, shaft_diameter=0.0012, head_length=hl, head_diameter=0.003,
-                        color=S.Color(r=0.85, g=0.1, b=0.1, a=1.0)))
-        pad_entity = S.SceneEntity(timestamp=stamp, frame_id=hand.frame_wrist, id="pad_resultants", arrows=arrows,
-                                   metadata=[S.KeyValuePair(key="arrow_length", value=f"{self.arrow_m_per_n * 1e3:g} mm per N")])
-        return S.SceneUpdate(entities=[taxels, pad_entity])
+    def scene_update(self, hand: _Hand, forces: np.ndarray, sample_time_ns: int) -> bytes:
+        """The complete SceneUpdate (JSON bytes, `foxglove_scene.SceneBuilder`) of one frame at the
+        hand's current pose: every taxel, the pad arrows and names, the bones, the objects, the legend."""
+        return hand.builder.scene(forces, sample_time_ns, joint_poses=hand.joint_poses,
+                                  segment_poses=self._segment_poses(hand), objects=hand.objects)
 
-    def _publish_static(self, hand: _Hand, t: int) -> None:
-        """Transforms `world → wrist → segments`, the segment glyphs and the legend."""
-        fg = self._fg
-        S = fg.messages
-        stamp = _stamp(fg, t)
-        seg = self._segment_poses(hand)
-        names = [getattr(j, "name", str(j)) for j in hand.metadata.joint_ids]
-        o = hand.world_offset
-        transforms = [S.FrameTransform(timestamp=stamp, parent_frame_id="world", child_frame_id=hand.frame_wrist,
-                                       translation=S.Vector3(x=o[0], y=o[1], z=o[2]),
-                                       rotation=S.Quaternion(x=0, y=0, z=0, w=1))]
-        for name, p in zip(names, seg.tolist(), strict=True):
-            transforms.append(S.FrameTransform(
-                timestamp=stamp, parent_frame_id=hand.frame_wrist, child_frame_id=f"{hand.collection_id}/{name}",
-                translation=S.Vector3(x=p[0], y=p[1], z=p[2]), rotation=S.Quaternion(x=p[3], y=p[4], z=p[5], w=p[6])))
-        hand.tf.log(S.FrameTransforms(transforms=transforms), log_time=t)
-        # Segments: a line from the wrist to each segment origin, and along the segment to its
-        # farthest taxel (the part of the bone that carries taxels).
-        pos = self._positions(hand)
-        main = hand.metadata.segment_indices[np.arange(hand.metadata.num_taxels),
-                                             np.argmax(hand.metadata.segment_weights, axis=1)]
-        grey = S.Color(r=0.45, g=0.45, b=0.5, a=1.0)
-        points = []
-        for j in range(len(seg)):  # segments, not taxels
-            origin = seg[j, :3]
-            mine = pos[main == j]
-            points += [S.Point3(x=0.0, y=0.0, z=0.0), S.Point3(x=origin[0], y=origin[1], z=origin[2])]
-            if len(mine):
-                far = mine[np.argmax(np.linalg.norm(mine - origin, axis=1))]
-                points += [S.Point3(x=origin[0], y=origin[1], z=origin[2]), S.Point3(x=far[0], y=far[1], z=far[2])]
-        line = S.LinePrimitive(type=S.LinePrimitiveLineType.LineList, thickness=2.0, scale_invariant=True,
-                               points=points, color=grey)
-        top = pos[:, 2].max() + 0.03 if len(pos) else 0.03
-        bar_cubes, n_bar = [], 10
-        for k in range(n_bar):
-            c = force_colours(np.array([(k + 0.5) / n_bar * self.force_range_n]), self.force_range_n)[0]
-            bar_cubes.append(S.CubePrimitive(pose=S.Pose(position=S.Vector3(x=-0.05 + k * 0.01, y=0.0, z=top)),
-                                             size=S.Vector3(x=0.01, y=0.004, z=0.006),
-                                             color=S.Color(r=c[0], g=c[1], b=c[2], a=1.0)))
-        text = (f"{hand.collection_id}: taxel |f| colour and size, fixed 0 … {self.force_range_n:g} N "
-                f"(grey = 0 N); red arrows: pad resultant, force on the hand, {self.arrow_m_per_n * 1e3:g} mm/N")
-        legend = [S.TextPrimitive(pose=S.Pose(position=S.Vector3(x=-0.05, y=0.0, z=top + 0.012)), billboard=True,
-                                  font_size=12.0, scale_invariant=True, text=text, color=S.Color(r=1, g=1, b=1, a=1)),
-                  S.TextPrimitive(pose=S.Pose(position=S.Vector3(x=-0.055, y=0.0, z=top - 0.008)), billboard=True,
-                                  font_size=11.0, scale_invariant=True, text="0 N", color=S.Color(r=1, g=1, b=1, a=1)),
-                  S.TextPrimitive(pose=S.Pose(position=S.Vector3(x=0.045, y=0.0, z=top - 0.008)), billboard=True,
-                                  font_size=11.0, scale_invariant=True, text=f"{self.force_range_n:g} N",
-                                  color=S.Color(r=1, g=1, b=1, a=1))]
-        hand.scene.log(S.SceneUpdate(entities=[
-            S.SceneEntity(timestamp=stamp, frame_id=hand.frame_wrist, id="segments", lines=[line]),
-            S.SceneEntity(timestamp=stamp, frame_id=hand.frame_wrist, id="legend", cubes=bar_cubes, texts=legend),
-        ]), log_time=t)
+    def _publish_transforms(self, hand: _Hand, t: int) -> None:
+        """`world → wrist → segments` at the hand's current pose (JSON bytes)."""
+        hand.tf.log(hand.builder.transforms(t, joint_poses=hand.joint_poses, segment_poses=self._segment_poses(hand)),
+                    log_time=t)
 
     def _hand(self, collection_id: str) -> _Hand:
         try:
@@ -490,22 +374,6 @@ class TrackedView:
         self.view.close()
 
 
-def segment_poses_from_joints(metadata: TactileMetadata, joint_poses: object,
-                              joint_ids: Iterable[int]) -> np.ndarray:
-    """The layout's segment poses `(J, 7)` in the wrist frame picked from hand joint poses
-    `(K, 7)` (e.g. the 26 OpenXR joints) given in the wrist frame with their joint ids `(K,)`.
-    Raises `DataLayoutError` naming a segment whose joint is missing."""
-    poses = np.asarray(joint_poses, dtype=np.float64)
-    ids = [int(j) for j in joint_ids]
-    where = {j: k for k, j in enumerate(ids)}
-    out = np.empty((metadata.num_segments, 7))
-    for s, joint in enumerate(metadata.joint_ids):  # segments, not taxels
-        k = where.get(int(joint))
-        if k is None:
-            raise DataLayoutError(f"hand pose has no joint {getattr(joint, 'name', joint)} (segment {s} of the layout)")
-        out[s] = poses[k]
-    return out
-
-
-__all__ = ["FoxgloveView", "TrackedView", "force_colours", "taxel_diameters", "segment_poses_from_joints", "RESULTANTS_SCHEMA",
+__all__ = ["FoxgloveView", "TrackedView", "force_colours", "taxel_diameters", "segment_poses_from_joints",
+           "RESULTANTS_SCHEMA",
            "DEFAULT_FORCE_RANGE_N"]

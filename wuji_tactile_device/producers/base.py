@@ -57,6 +57,10 @@ class Counters:
 EXTRA_HAND_JOINT_POSES = "hand_joint_poses"
 #: `Frame.extras` key: (5, 3, H, W) pad force images [N per image cell, pad frame].
 EXTRA_FORCE_IMAGES = "force_images"
+#: `Frame.extras` key: the objects the producer knows, e.g. a scenario's, as a dict: "kinds" (K,)
+#: of box/sphere/cylinder/capsule/ellipsoid, "sizes" (K, 3) [m, MuJoCo geom sizes], "poses" (K, 7)
+#: [m, xyzw] in the hand joint poses' base space, "names" (K,).
+EXTRA_OBJECT_GEOMS = "object_geoms"
 
 
 @dataclass(slots=True)

@@ -35,7 +35,7 @@ from ...hands.openxr_pose import JOINT_RADIUS_M, NUM_JOINTS
 from ...hands.wuji_hand2 import (NUM_ACTUATED_JOINTS, SEGMENT_IN_DISTAL, WRIST_TO_OPENXR, _check_side,
                                  _quat_wxyz_to_matrix, hand_kinematics)
 from ...recording.hand_channels import DEFAULT_HAND_BASE_NAME, HandPoseChannels
-from ..base import FrameSink
+from ..base import EXTRA_HAND_JOINT_POSES, FrameSink
 
 #: `Frame.extras` key under which the hardware producer hands each tick's `PairedJoints` (or None).
 HAND_JOINTS_EXTRA = "hand_joints"
@@ -273,6 +273,7 @@ class HandPoseRecorder(FrameSink):
             self.channels.write({}, timestamp, log_time_ns=log_time)
         else:
             poses = self.solver.poses(joints.positions)
+            frame.extras[EXTRA_HAND_JOINT_POSES] = poses  # for the view recorded beside (ViewRecording)
             self.channels.write({self.side: poses}, timestamp, log_time_ns=log_time,
                                 valid=self.solver.valid(joints.present), radius=JOINT_RADIUS_M)
             self.tracked += 1

@@ -29,11 +29,12 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
+from ...contract.geometry import matrix_to_quat
 from ...contract.records import DeviceDataTimestamp
 from ...hands.openxr_pose import JOINT_RADIUS_M
 from ...recording.hand_channels import DEFAULT_HAND_BASE_NAME, HandPoseChannels
 from ...streams.publisher import TactilePublisher
-from ..base import EXTRA_FORCE_IMAGES, EXTRA_HAND_JOINT_POSES, Frame, FrameSink, Producer, ProducerRunner
+from ..base import EXTRA_FORCE_IMAGES, EXTRA_HAND_JOINT_POSES, EXTRA_OBJECT_GEOMS, Frame, FrameSink, Producer, ProducerRunner
 from .contact_forces import TactileReading
 from .hand_pose import SIM_BASE_SPACE, SimHandPoses
 from .hand_sim import HandSimulation
@@ -107,6 +108,7 @@ class SimProducer(Producer):
         """From the next frame on, carry the hand's joint poses in `Frame.extras`."""
         if self._hand_poses is None:
             self._hand_poses = SimHandPoses(self.sim)
+            self._objects = SimObjects(self.sim)
 
     def next_frame(self) -> Frame | None:
         if self._start_ns is None:
@@ -123,6 +125,7 @@ class SimProducer(Producer):
         frame.available_time_ns = frame.sample_time_ns if self.log_clock == "simulated" else None
         if self._hand_poses is not None:
             frame.extras[EXTRA_HAND_JOINT_POSES] = self._hand_poses.poses()
+            frame.extras[EXTRA_OBJECT_GEOMS] = self._objects.geoms()
         if self._images:
             frame.extras[EXTRA_FORCE_IMAGES] = reading.images
         if reading.pad_slip_velocity is not None:
@@ -144,6 +147,31 @@ class SimProducer(Producer):
 
     def result(self) -> ScenarioResult:
         return ScenarioResult(self.scenario.name, self.side, self.frames, self.scenario.checks())
+
+
+class SimObjects:
+    """The scenario's objects for the view (`Frame.extras[EXTRA_OBJECT_GEOMS]`): every collidable
+    box/sphere/cylinder/capsule/ellipsoid geom outside the hand (not the floor plane), at its
+    current pose in the simulation world (the hand joint poses' base space)."""
+
+    _KINDS = {2: "sphere", 3: "capsule", 4: "ellipsoid", 5: "cylinder", 6: "box"}  # mjtGeom values
+
+    def __init__(self, sim):
+        from .hand_pose import _descends
+
+        m = sim.model
+        self._sim = sim
+        self._ids = np.array([g for g in range(m.ngeom) if int(m.geom_type[g]) in self._KINDS
+                              and (m.geom_contype[g] or m.geom_conaffinity[g])
+                              and not _descends(m, int(m.geom_bodyid[g]), sim.wrist_body)], dtype=np.intp)
+        self._kinds = [self._KINDS[int(m.geom_type[g])] for g in self._ids]
+        self._names = [m.geom(int(g)).name or f"geom {int(g)}" for g in self._ids]
+
+    def geoms(self) -> dict:
+        """{"kinds", "sizes" (K, 3) [m, MuJoCo geom size], "poses" (K, 7) [m, xyzw, world], "names"}."""
+        d, m = self._sim.data, self._sim.model
+        poses = np.concatenate([d.geom_xpos[self._ids], matrix_to_quat(d.geom_xmat[self._ids].reshape(-1, 3, 3))], axis=1)
+        return {"kinds": self._kinds, "sizes": m.geom_size[self._ids].copy(), "poses": poses, "names": self._names}
 
 
 class HandPoseSink(FrameSink):
