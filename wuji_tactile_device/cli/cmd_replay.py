@@ -82,9 +82,9 @@ class _Printed:
 
 
 def _print(replay, args, t0: int) -> int:
-    from ..streams.tracker import TactileTracker
+    from ..recording.file_tracker import FileTracker
 
-    trackers = {cid: TactileTracker(cid, replay) for cid in replay.collections}
+    trackers = {cid: FileTracker(cid, replay) for cid in replay.collections}
     printed = _Printed(args.clock)
     for tr in trackers.values():
         tr.add_observer(printed)
@@ -123,6 +123,8 @@ def _print(replay, args, t0: int) -> int:
         c = tr.counters
         print(f"{tr.collection_id}: {c.delivered} frames delivered, {c.dropped_before_confirmation} dropped before "
               f"metadata confirmation, {c.rejected} rejected, {c.sequence_gaps} sequence gaps", file=sys.stderr)
+        if tr.summary():
+            args.console.warning(f"{replay.path}: {tr.summary()}")
     return 0
 
 
@@ -163,6 +165,9 @@ def _publish(replay, args) -> int:
         hands = RecordedHands.open(args.input)
     runs = run_producers(producers, args, transport=transport, desc=f"replay {Path(args.input).name}",
                          foxglove_hands=hands)
+    for p in producers:
+        if p.tracker.summary():
+            args.console.warning(f"{replay.path}: {p.tracker.summary()}")
     records = sum(p.records for p in producers)
     frames = sum(r.published for r in runs)
     print(f"published {records} recorded messages ({records - frames} metadata layouts, {frames} data frames) of "

@@ -44,7 +44,7 @@ import numpy as np
 
 from ..contract import TactileMetadata
 from ..contract.hand_pose import HAND_POSE_RECORD_SCHEMA_NAME, NUM_HAND_JOINTS, decode_hand_pose_record
-from ..errors import RecordingError
+from ..errors import RecordingError, RecordingWarning
 from ..streams.tracker import TactileFrame
 from .hand_channels import HAND_SIDES
 from .scan import FileView, read_chunk, scan
@@ -113,13 +113,17 @@ class Recording:
 def iter_frames(path: str | os.PathLike, collections: Iterable[str] | None = None
                 ) -> Iterator[tuple[str, TactileMetadata, TactileFrame]]:
     """(collection id, its adopted metadata, frame) for every frame the trackers deliver, in the
-    file's log-time order; one frame in memory at a time. Raises the tracker's typed errors
-    (e.g. `MetadataMismatchError`) and `RecordingError` for a file that cannot be read."""
-    from ..streams.tracker import TactileTracker
+    file's log-time order; one frame in memory at a time. A faulty record (a peer's NaN frame, a
+    session of another layout) costs that record: skipped, counted, and named at the end in one
+    `RecordingWarning` per collection (`recording.file_tracker`). Raises `RecordingError` for a
+    file that cannot be read."""
+    import warnings
+
+    from .file_tracker import FileTracker
     from .replay import McapReplay
 
     with McapReplay(path, collections=collections) as replay:
-        trackers = [TactileTracker(cid, replay) for cid in replay.collections]
+        trackers = [FileTracker(cid, replay) for cid in replay.collections]
         try:
             while True:
                 finished = replay.finished  # read before draining: the last frames come with it
@@ -127,6 +131,9 @@ def iter_frames(path: str | os.PathLike, collections: Iterable[str] | None = Non
                     for frame in tracker.frames():
                         yield tracker.collection_id, tracker.get_metadata(), frame
                 if finished:
+                    for tracker in trackers:
+                        if tracker.summary():
+                            warnings.warn(f"{replay.path}: {tracker.summary()}", RecordingWarning, stacklevel=2)
                     return
         finally:
             for tracker in trackers:

@@ -15,6 +15,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from ..errors import CorruptChunkError, ReadLimitError, RecordingError, TactileError
 from ..contract import TRACKER_METADATA_MAX_SIZE, decode_metadata_record, decode_tactile_record
 from ..contract.naming import Stream, stream_key
@@ -259,6 +261,11 @@ def _check(report: InspectReport, m, cid: str, stream: Stream, session: int, tax
                 early[cid] = early.get(cid, 0) + 1
             elif record.forces.shape[0] != n:
                 report.problem(f"{where}: {record.forces.shape[0]} taxels, its session's metadata declares {n}")
+            finite = np.isfinite(record.forces)
+            if not finite.all():
+                taxel = int(np.argwhere(~finite)[0, 0])
+                report.problem(f"{where}: taxel {taxel} has a non-finite force {record.forces[taxel].tolist()} "
+                               "(a tracker refuses the frame: NonFiniteForceError)")
         else:
             record = decode_metadata_record(m.data, max_size=TRACKER_METADATA_MAX_SIZE)
             record.metadata.validate()

@@ -1,0 +1,74 @@
+"""Round three of the hostile-input table (docs/reliability.md, rows R5 … N12): a bad record costs
+that record, recover never claims "nothing lost" when validate disagrees, export names never
+collide, an empty replay window is an error, `inspect --json` always answers in JSON, outputs are
+written safely. Files are made with the recorder or `mcap_helpers`' independent writer."""
+from __future__ import annotations
+
+import json
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+from cli_helpers import cli
+from conftest import make_metadata
+from wuji_tactile_device.contract import DeviceDataTimestamp, encode_metadata_record, encode_tactile_record
+from wuji_tactile_device.errors import RecordingWarning
+from wuji_tactile_device.recording import McapRecorder
+from wuji_tactile_device.recording.export import export_recording, load_recording
+from wuji_tactile_device.recording.inspect import inspect_file
+from wuji_tactile_device.streams.base import Stream
+from wuji_tactile_device.streams.inproc import InProcessBus
+
+
+def _peer_file(path, fault: str, frames: int = 20, bad_at: int = 8):
+    """A producer's 20 frames of 4 taxels with a peer's fault mid-stream on the same collection:
+    `nan` = one frame with a NaN force (same session), `layout` = another session announcing a
+    6-taxel layout and sending 3 frames of it."""
+    bus = InProcessBus()
+    rec = McapRecorder(path)
+    rec.add_collection(bus, "tactile/right")
+    good = bus.open_producer("tactile/right", 0x600D)
+    peer = bus.open_producer("tactile/right", 0xBAD)
+    good.publish(Stream.METADATA, encode_metadata_record(make_metadata(4), DeviceDataTimestamp(5, 5, 5)), 0)
+    for i in range(frames):
+        forces = np.full((4, 3), float(i))
+        if fault == "nan" and i == bad_at:
+            forces[2, 1] = np.nan
+        good.publish(Stream.DATA, encode_tactile_record(forces, DeviceDataTimestamp(10 + i, 10 + i, 0)), i)
+        if fault == "layout" and i == bad_at:
+            peer.publish(Stream.METADATA, encode_metadata_record(make_metadata(6, seed=3),
+                                                                 DeviceDataTimestamp(10 + i, 10 + i, 0)), 0)
+            for k in range(3):
+                peer.publish(Stream.DATA, encode_tactile_record(np.zeros((6, 3)), DeviceDataTimestamp(10 + i, 10 + i, 0)), k)
+        rec.poll()
+    rec.close()
+
+
+# -- R5: a peer's NaN frame or another layout mid-stream costs that record ---------------------
+@pytest.mark.parametrize("fault", ["nan", "layout"])
+def test_r5_one_bad_record_costs_that_record_and_validate_agrees(tmp_path, capsys, fault):
+    path = tmp_path / f"{fault}.mcap"
+    _peer_file(path, fault)
+    kept = 19 if fault == "nan" else 20
+    with pytest.warns(RecordingWarning, match="tactile/right: skipped") as caught:
+        rec = load_recording(path)
+    text = " ".join(str(w.message) for w in caught)
+    assert ("1 faulty data frame" in text and "non-finite" in text) if fault == "nan" else \
+        ("1 metadata record" in text and "3 data frames" in text), text
+    got = rec["tactile/right"].forces[:, 0, 0].tolist()
+    assert got == [float(i) for i in range(20) if not (fault == "nan" and i == 8)]
+    assert len(got) == kept
+    report = inspect_file(path)
+    assert not report.valid
+    assert any(("non-finite" in p) if fault == "nan" else ("differs" in p) for p in report.problems), report.problems
+    code, out, err = cli(capsys, "replay", str(path))
+    assert code == 0, err
+    assert len([ln for ln in out.splitlines() if "tactile/right" in ln]) == kept
+    assert "warning: " in err and "skipped" in err and "Traceback" not in err
+    code, out, err = cli(capsys, "export", str(path), "--out", str(tmp_path / "x"))
+    assert code == 0 and "warning: " in err and "skipped" in err, err
+    assert np.load(tmp_path / "x" / f"{fault}_tactile_right.npz")["forces"].shape == (kept, 4, 3)
+    code, out, err = cli(capsys, "validate", str(path))
+    assert code == 1 and "INVALID" in out
