@@ -72,3 +72,37 @@ def test_r5_one_bad_record_costs_that_record_and_validate_agrees(tmp_path, capsy
     assert np.load(tmp_path / "x" / f"{fault}_tactile_right.npz")["forces"].shape == (kept, 4, 3)
     code, out, err = cli(capsys, "validate", str(path))
     assert code == 1 and "INVALID" in out
+
+
+# -- R12: recover keeps every intact record and never claims "nothing lost" against validate ---
+def test_r12_recover_keeps_the_file_metadata_behind_a_damaged_header(tmp_path, capsys):
+    path, out = tmp_path / "good.mcap", tmp_path / "out.mcap"
+    _peer_file(path, "none")
+    raw = bytearray(path.read_bytes())
+    raw[16] = 0xFF  # the header record's length, high byte: the length runs past the end of the file
+    damaged = tmp_path / "damaged.mcap"
+    damaged.write_bytes(bytes(raw))
+    code, text, err = cli(capsys, "recover", str(damaged), str(out))
+    assert code == 1 and "nothing lost" not in text, text
+    names = [md.name for md in scan_metadata(out)]
+    assert "wuji_tactile_device" in names and "wuji_tactile_device.clock_anchor" in names, names
+    assert "damaged: bytes 8 .. 63 are unreadable (a header record at byte 8" in text, text
+    assert len(load_recording(out)["tactile/right"].forces) == 20
+
+
+def test_r12_recover_never_says_nothing_lost_of_a_file_validate_calls_invalid(tmp_path, capsys):
+    path, out = tmp_path / "nan.mcap", tmp_path / "out.mcap"
+    _peer_file(path, "nan")
+    code, text, err = cli(capsys, "recover", str(path), str(out))
+    assert "nothing lost" not in text, text
+    assert code == 1 and "not valid" in text and "non-finite" in text, text
+
+
+def scan_metadata(path):
+    from wuji_tactile_device.recording.scan import FileView, scan
+
+    view = FileView(path)
+    try:
+        return scan(view).metadata
+    finally:
+        view.close()

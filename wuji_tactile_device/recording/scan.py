@@ -347,6 +347,7 @@ def scan(view: FileView) -> Scan:
             # a cut, or damaged framing with intact chunks after it
             resume = end if end <= size else _find_chunk(buf, pos + 1, size)
             if resume is not None:
+                resume = _resync(buf, pos + 1, resume)  # intact records before the chunk are kept
                 last_chunk = None
                 out.damaged(f"bytes {pos} .. {resume} are unreadable (a {_record_name(opcode)} record at byte "
                                   f"{pos} whose length or header does not add up); reading resumed at byte {resume}")
@@ -449,6 +450,35 @@ def _cut_chunk_ref(buf, body: int, size: int, pos: int, index: int) -> ChunkRef:
 
 _RESYNC_KEYS = (_U32.pack(4) + b"zstd", _U32.pack(3) + b"lz4")
 _CHUNK_FIXED = _REC.size + _CHUNK_HEAD.size  # opcode, length, start, end, uncompressed size, crc
+
+
+#: Top-level opcodes a resynchronisation may land on (not message: this package never writes loose ones).
+_RESYNC_OPCODES = frozenset({OP_HEADER, OP_SCHEMA, OP_CHANNEL, OP_CHUNK, OP_MESSAGE_INDEX, OP_ATTACHMENT,
+                             OP_METADATA})
+#: Work bound of one resynchronisation [record steps]: beyond it, reading resumes at the chunk found.
+_RESYNC_MAX_STEPS = 200_000
+
+
+def _resync(buf, start: int, chunk_at: int) -> int:
+    """The first offset in [start, chunk_at] from which a chain of well-framed top-level records
+    (known opcodes, lengths inside the gap) ends exactly at `chunk_at`, the next self-consistent
+    chunk: the intact records (file metadata, schemas, channels) between a damaged record and that
+    chunk are read instead of skipped. `chunk_at` itself when no such chain exists."""
+    steps = 0
+    for p in range(start, chunk_at):
+        if buf[p] not in _RESYNC_OPCODES:
+            continue
+        q = p
+        while q < chunk_at and steps < _RESYNC_MAX_STEPS:
+            steps += 1
+            if q + _REC.size > chunk_at or buf[q] not in _RESYNC_OPCODES:
+                break
+            q += _REC.size + _U64.unpack_from(buf, q + 1)[0]
+        if q == chunk_at:
+            return p
+        if steps >= _RESYNC_MAX_STEPS:
+            break
+    return chunk_at
 
 
 def _find_chunk(buf, start: int, size: int) -> int | None:
