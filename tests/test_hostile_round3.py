@@ -106,3 +106,27 @@ def scan_metadata(path):
         return scan(view).metadata
     finally:
         view.close()
+
+
+# -- R13: two collections never share an export file name ----------------------------------------
+@pytest.mark.parametrize("fmt", ["npz", "csv"])
+def test_r13_export_refuses_collections_whose_file_names_collide(tmp_path, capsys, fmt):
+    path = tmp_path / "two.mcap"
+    bus = InProcessBus()
+    with McapRecorder(path) as rec:
+        for cid in ("tactile/right", "tactile_right"):
+            rec.add_collection(bus, cid)
+        for k, cid in enumerate(("tactile/right", "tactile_right")):
+            prod = bus.open_producer(cid, 0x10 + k)
+            prod.publish(Stream.METADATA, encode_metadata_record(make_metadata(4), DeviceDataTimestamp(5, 5, 5)), 0)
+            prod.publish(Stream.DATA, encode_tactile_record(np.full((4, 3), k + 1.0), DeviceDataTimestamp(9, 9, 0)), 0)
+        rec.poll()
+    out = tmp_path / "x"
+    code, text, err = cli(capsys, "export", str(path), "--format", fmt, "--out", str(out), "--overwrite")
+    assert code == 1, (text, err)
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "'tactile/right'" in lines[0] and "'tactile_right'" in lines[0] \
+        and f"two_tactile_right.{fmt}" in lines[0], err
+    assert not out.exists() or not any(out.iterdir())
+    code, text, err = cli(capsys, "export", str(path), "--format", fmt, "--out", str(out), "-c", "tactile_right")
+    assert code == 0 and text.split()[0].endswith(f"two_tactile_right.{fmt}"), err
