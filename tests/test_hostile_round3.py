@@ -130,3 +130,24 @@ def test_r13_export_refuses_collections_whose_file_names_collide(tmp_path, capsy
     assert not out.exists() or not any(out.iterdir())
     code, text, err = cli(capsys, "export", str(path), "--format", fmt, "--out", str(out), "-c", "tactile_right")
     assert code == 0 and text.split()[0].endswith(f"two_tactile_right.{fmt}"), err
+
+
+# -- N3: a replay window with no frames is an error naming the file's span -----------------------
+def test_n3_replay_window_past_the_end_is_exit_1_with_the_files_span(tmp_path, capsys):
+    path = tmp_path / "short.mcap"
+    _peer_file(path, "none")  # 20 frames, log times 10 .. 29 ns
+    code, out, err = cli(capsys, "replay", str(path), "--start", "20")
+    assert code == 1 and out == "", (out, err)
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("wuji-tactile replay: error: "), err
+    assert "no frame" in lines[0] and "--start 20" in lines[0] and "0.000 .. 0.000 s" in lines[0], lines[0]
+
+
+def test_n3_replay_of_a_magic_only_file_is_exit_1(tmp_path, capsys):
+    from wuji_tactile_device.recording.scan import MAGIC
+
+    path = tmp_path / "magic.mcap"
+    path.write_bytes(MAGIC)
+    code, out, err = cli(capsys, "replay", str(path))
+    assert code == 1, (out, err)
+    assert "error: " in err and "no frame" in err and "Traceback" not in err, err
