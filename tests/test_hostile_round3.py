@@ -151,3 +151,36 @@ def test_n3_replay_of_a_magic_only_file_is_exit_1(tmp_path, capsys):
     code, out, err = cli(capsys, "replay", str(path))
     assert code == 1, (out, err)
     assert "error: " in err and "no frame" in err and "Traceback" not in err, err
+
+
+# -- R16: inspect --json always answers in JSON; control characters never reach the terminal ----
+@pytest.mark.parametrize("kind", ["missing", "not_mcap", "fifo"])
+def test_r16_inspect_json_of_an_unreadable_input_is_a_json_error_object(tmp_path, capsys, kind):
+    path = tmp_path / f"{kind}.mcap"
+    if kind == "not_mcap":
+        path.write_bytes(b"hello, not a recording")
+    elif kind == "fifo":
+        os.mkfifo(path)
+    code, out, err = cli(capsys, "inspect", str(path), "--json")
+    assert code == 1, (out, err)
+    doc = json.loads(out)
+    assert doc["format"] == "wuji-tactile.inspect/1" and doc["valid"] is False and doc["ok"] is False
+    assert doc["path"] == str(path) and str(path) in doc["error"]
+    assert len([ln for ln in err.splitlines() if ln.strip()]) == 1 and "error: " in err
+
+
+def test_r16_control_characters_in_topic_names_are_escaped_in_text_reports(tmp_path, capsys):
+    from mcap_helpers import channel, chunk, mcap_file, message, schema
+
+    forged = "aux\x1b[2K\r/tmp/x.mcap: valid (1 messages checked)\n"
+    path = tmp_path / "esc.mcap"
+    path.write_bytes(mcap_file(chunk(schema(1, "x\x07", "jsonschema", b"{}") + channel(1, 1, forged, "json", {})
+                                     + message(1, 0, 5, 5, b"{}"))))
+    for command in ("inspect", "validate"):
+        code, out, err = cli(capsys, command, str(path))
+        for text in (out, err):
+            assert not any(ord(c) < 32 and c != "\n" or 0x7F <= ord(c) < 0xA0 for c in text), repr(text)
+        assert "\\x1b[2K\\x0d/tmp/x.mcap" in out or command == "validate", out
+        assert not any(ln.startswith("/tmp/x.mcap: valid") for ln in out.splitlines()), out
+    code, out, err = cli(capsys, "inspect", str(path), "--json")
+    assert json.loads(out)["topics"][0]["topic"] == forged and "\x1b" not in out

@@ -24,6 +24,8 @@ import threading
 import warnings
 from typing import Iterator, TextIO
 
+from ..errors import printable
+
 PROG = "wuji-tactile"
 
 EXIT_OK = 0
@@ -72,7 +74,8 @@ class Console:
         return bool(getattr(self.stream, "isatty", lambda: False)())
 
     def line(self, kind: str, message: str) -> None:
-        text = " ".join(str(message).split("\n"))  # one line, whatever the message holds
+        # one line, whatever the message holds; other control characters (from names in a file) escaped
+        text = printable(" ".join(str(message).split("\n")))
         print(f"{PROG} {self.command}: {kind + ': ' if kind else ''}{text}", file=self.stream, flush=True)
 
     def error(self, message: str) -> None:

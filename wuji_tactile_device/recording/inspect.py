@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import CorruptChunkError, ReadLimitError, RecordingError, TactileError
+from ..errors import CorruptChunkError, ReadLimitError, RecordingError, TactileError, printable
 from ..contract import TRACKER_METADATA_MAX_SIZE, decode_metadata_record, decode_tactile_record
 from ..contract.naming import Stream, stream_key
 from . import json_channel, naming
@@ -138,7 +138,7 @@ class InspectReport:
         lines += [f"  {p}" for p in self.problems]
         if self.problem_count > len(self.problems):
             lines.append(f"  ... and {self.problem_count - len(self.problems)} more")
-        return "\n".join(lines)
+        return "\n".join(printable(ln) for ln in lines)  # names from the file: control characters escaped
 
 
 def _utc(epoch_ns: int) -> str:

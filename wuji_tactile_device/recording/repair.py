@@ -16,7 +16,7 @@ import mcap
 from mcap.writer import CompressionType, Writer
 
 from .. import __version__
-from ..errors import CorruptChunkError, ReadLimitError, RecordingError
+from ..errors import CorruptChunkError, ReadLimitError, RecordingError, printable
 from .scan import FileView, ReadBudget, Truncation, read_chunk, read_partial_chunk, scan
 
 
@@ -72,7 +72,7 @@ class RecoveryReport:
             lines.append(f"lost: {self.orphan_messages} messages whose channel definition was in a lost chunk")
         if self.lossless:
             lines.append("nothing lost" + ("" if not self.source_was_complete else " (the source was already complete)"))
-        return "\n".join(lines)
+        return "\n".join(printable(ln) for ln in lines)  # topics from the file: control characters escaped
 
 
 def recover(source: str | os.PathLike, target: str | os.PathLike, *, overwrite: bool = False) -> RecoveryReport:
