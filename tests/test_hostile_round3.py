@@ -184,3 +184,59 @@ def test_r16_control_characters_in_topic_names_are_escaped_in_text_reports(tmp_p
         assert not any(ln.startswith("/tmp/x.mcap: valid") for ln in out.splitlines()), out
     code, out, err = cli(capsys, "inspect", str(path), "--json")
     assert json.loads(out)["topics"][0]["topic"] == forged and "\x1b" not in out
+
+
+# -- R10: padding a bomb with random bytes does not raise its work bound -------------------------
+def test_r10_random_padding_does_not_raise_the_work_bound(tmp_path):
+    from mcap_helpers import chunk, mcap_file, message, rec, tactile_definitions
+    from test_hostile_files import MEMORY_LIMIT_MB, run_cli
+
+    one = message(1, 0, 5, 5, b"")
+    c = chunk(tactile_definitions() + one * ((31 << 20) // len(one)), start=5, end=5)
+    padding = rec(0x09, np.random.default_rng(0).bytes(40 << 20))  # an "attachment" of 40 MB of noise
+    path = tmp_path / "padded.mcap"
+    path.write_bytes(mcap_file(padding, *[c] * 6))
+    for command in ("validate", "recover"):
+        args = (path,) if command == "validate" else (path, tmp_path / "r.mcap")
+        rc, out, err, mb = run_cli(command, *args, timeout=120)
+        # the bound follows the bytes in chunks (a few kB here), not the file size
+        assert rc == 1 and "past its limit of 200000" in out, (out, err)
+        assert mb < MEMORY_LIMIT_MB, (command, mb)
+
+
+# -- R11: thousands of collections in one small file ---------------------------------------------
+def _many_collections(path, n: int, per_chunk: int = 250) -> None:
+    from mcap_helpers import DATA_SCHEMA, META_SCHEMA, channel, chunk, mcap_file, message, schema
+    from wuji_tactile_device.contract import bfbs
+
+    frame = encode_tactile_record(np.ones((4, 3)), DeviceDataTimestamp(20, 20, 20))
+    defs = (schema(1, DATA_SCHEMA, "flatbuffer", bfbs("TactileDataArrayRecord"))
+            + schema(2, META_SCHEMA, "flatbuffer", bfbs("TactileMetadataRecord")))
+    chunks = []
+    for base in range(0, n, per_chunk):
+        recs = [defs]
+        for k in range(base, min(n, base + per_chunk)):
+            md = encode_metadata_record(make_metadata(4, seed=k), DeviceDataTimestamp(10, 10, 10))
+            session = {"producer_session": "00000000000000aa"}
+            recs += [channel(2 * k + 1, 1, f"c/{k}", "flatbuffer", session),
+                     channel(2 * k + 2, 2, f"c/{k}/metadata", "flatbuffer", session),
+                     message(2 * k + 2, 0, 10, 10, md), message(2 * k + 1, 0, 20, 20, frame)]
+        chunks.append(chunk(b"".join(recs), start=10, end=20))
+    path.write_bytes(mcap_file(*chunks))
+
+
+def test_r11_more_collections_than_the_documented_limit_is_one_line(tmp_path, capsys):
+    from wuji_tactile_device.recording.replay import MAX_COLLECTIONS
+
+    path = tmp_path / "many.mcap"
+    _many_collections(path, 1000)
+    for argv in (("replay", str(path)), ("export", str(path), "--out", str(tmp_path / "x"))):
+        code, out, err = cli(capsys, *argv)
+        lines = [ln for ln in err.splitlines() if ln.strip()]
+        assert code == 1 and len(lines) == 1, err
+        assert f"1000 tactile collections, more than the {MAX_COLLECTIONS}" in lines[0] and "--collection" in lines[0]
+    report = inspect_file(path)
+    assert not report.valid and sum(f"more than the {MAX_COLLECTIONS}" in p for p in report.problems) == 1
+    assert report.checked_messages == 2 * MAX_COLLECTIONS  # the rest are counted per topic, not decoded
+    code, out, err = cli(capsys, "replay", str(path), "-c", "c/999", "-c", "c/3")
+    assert code == 0 and len(out.splitlines()) == 2, err

@@ -146,7 +146,7 @@ def _write(view, sc, out, report: RecoveryReport, schemas: dict, channels: dict)
     schema_ids: dict[int, int] = {}
     channel_ids: dict[int, int] = {}
     t0 = t1 = None
-    budget = ReadBudget(sc.size, view.path)
+    budget = ReadBudget(sc.chunk_bytes, view.path)
     chunks = list(sc.chunks)
     partial = sc.truncation.partial_chunk if sc.truncation is not None else None
     if partial is not None:
