@@ -246,7 +246,9 @@ class RecordedView(FoxgloveSink):
     Schema), log times (the frames' sample times) and sequences."""
 
     def __init__(self, transport: Any, collections: Sequence[str], record_path: str | os.PathLike, **options: Any):
-        self.scratch = Path(f"{record_path}.view.partial")
+        from ..recording.safe_files import temporary_beside
+
+        self.scratch = temporary_beside(record_path)  # a new random name: a planted link is never followed
         super().__init__(transport, collections, serve=False, mcap_path=str(self.scratch), overwrite=True, **options)
 
     def finish_into(self, recorder: Any) -> int:
