@@ -43,12 +43,15 @@ def register(subparsers) -> None:
     p.add_argument("--publish", action="store_true", help="republish on Zenoh instead of printing")
     add_zenoh_arguments(p)
     add_foxglove_arguments(p)
-    p.set_defaults(run=run)
+    p.set_defaults(run=run, replay_parser=p)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..recording import McapReplay
 
+    if args.start is not None and args.end is not None and args.end <= args.start:
+        args.replay_parser.error(f"--end {args.end:g} must be after --start {args.start:g} (both seconds after "
+                                 "the first message)")
     paced_default = args.publish or args.foxglove  # a view or other processes want the recorded pace
     speed = None if args.fast else args.speed if args.speed is not None else (1.0 if paced_default else None)
     probe = McapReplay(args.input, collections=args.collection, clock=args.clock)
