@@ -392,3 +392,27 @@ def test_r17_absurd_arguments_are_one_line_usage_errors(tmp_path, capsys, argv, 
     assert len(lines) == 1 and lines[0].startswith(f"wuji-tactile {argv[0]}: error: ") and option in lines[0], err
     assert "--help" in lines[0], err
     assert not (tmp_path / "x.mcap").exists()
+
+
+# -- N9: Ctrl-C during sim says where it stopped, not nine failed checks --------------------------
+def test_n9_ctrl_c_during_sim_reports_the_time_and_no_checks(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time as _time
+
+    env = dict(os.environ, WUJI_TELEMETRY_DISABLE="1")
+    proc = subprocess.Popen([sys.executable, "-m", "wuji_tactile_device.cli", "sim", "--scenario", "press",
+                             "--realtime", "--record", str(tmp_path / "x.mcap")], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    deadline = _time.monotonic() + 120
+    while not (tmp_path / "x.mcap").exists() and _time.monotonic() < deadline:  # the run has started
+        _time.sleep(0.1)
+    _time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "[FAIL]" not in out and "not reached" not in out, out
+    line = [ln for ln in (out + err).splitlines() if "interrupted at t = " in ln]
+    assert len(line) == 1 and "checks not run" in line[0], (out, err)
+    assert inspect_file(tmp_path / "x.mcap").valid

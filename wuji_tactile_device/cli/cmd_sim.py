@@ -130,6 +130,12 @@ def run(args: argparse.Namespace) -> int:
             raise
         publish(partial, args.images, args.overwrite)
     result = producer.result()
+    if counters.exit_signal is not None:  # Ctrl-C / SIGTERM: a partial run is not judged
+        args.console.line("", f"interrupted at t = {producer.frames * producer.period_s:.2f} s of simulated time "
+                              f"({counters.stop_reason}, {producer.frames} frames); checks not run")
+        if args.record:
+            print(f"recorded {args.record} ({producer.collection_id}, {result.frames} frames, finished and valid)")
+        return exit_code(counters, False)
     print(result.report())
     if args.record:
         print(f"recorded {args.record} ({producer.collection_id} and the hand poses on {args.hands_name}/"
