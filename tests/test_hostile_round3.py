@@ -416,3 +416,44 @@ def test_n9_ctrl_c_during_sim_reports_the_time_and_no_checks(tmp_path):
     line = [ln for ln in (out + err).splitlines() if "interrupted at t = " in ln]
     assert len(line) == 1 and "checks not run" in line[0], (out, err)
     assert inspect_file(tmp_path / "x.mcap").valid
+
+
+# -- R7: sensor-model JSON files that are not what they claim --------------------------------------
+def _sensor_doc(**params) -> str:
+    return json.dumps({"format": "wuji-tactile.sensor-model", "version": 1,
+                       "parameters": {k: {"value": v, "unit": "s"} for k, v in params.items()}})
+
+
+@pytest.mark.parametrize("case, message", [
+    ("binary", "not UTF-8 text"),
+    ("utf16", "UTF-16"),
+    ("deep", "nested more than"),
+    ("latency_1e6", "'latency': 1e+06 s is more than the 1 s"),
+    ("latency_1e308", "'latency': 1e+308 s is more than the 1 s"),
+    ("huge", "larger than the 1 MiB"),
+])
+def test_r7_hostile_sensor_model_files_are_one_line_errors(tmp_path, capsys, case, message):
+    from wuji_tactile_device.producers.sim.sensor_model import FORMAT_NAME, load_sensor_specs
+    from wuji_tactile_device.errors import ProducerError
+
+    path = tmp_path / f"{case}.json"
+    good = _sensor_doc(latency=0.02).replace("wuji-tactile.sensor-model", FORMAT_NAME)
+    if case == "binary":
+        path.write_bytes(b"\x00\xff\xfe\x89PNG" * 100)
+    elif case == "utf16":
+        path.write_text(good, encoding="utf-16")
+    elif case == "deep":
+        path.write_text("[" * 200_000 + "]" * 200_000)
+    elif case.startswith("latency"):
+        path.write_text(good.replace("0.02", case.split("_")[1]))
+    else:
+        with open(path, "wb") as f:  # sparse: 1 GB announced, nothing written
+            f.truncate(1 << 30)
+    assert load_sensor_specs(tmp_path.joinpath("ok.json").write_text(good) and tmp_path / "ok.json") == \
+        {"latency": 0.02}
+    with pytest.raises(ProducerError) as exc:
+        load_sensor_specs(path)
+    assert message in str(exc.value) and str(path) in str(exc.value), str(exc.value)
+    code, out, err = cli(capsys, "sim", "--scenario", "press", "--duration", "0.05", "--sensor-model", str(path))
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code == 1 and len(lines) == 1 and message in lines[0], err
