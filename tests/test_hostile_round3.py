@@ -457,3 +457,27 @@ def test_r7_hostile_sensor_model_files_are_one_line_errors(tmp_path, capsys, cas
     code, out, err = cli(capsys, "sim", "--scenario", "press", "--duration", "0.05", "--sensor-model", str(path))
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert code == 1 and len(lines) == 1 and message in lines[0], err
+
+
+# -- R6: --joints files are read within stated limits -------------------------------------------
+def test_r6_joint_files_beyond_the_limits_are_one_line_errors(tmp_path, monkeypatch):
+    from wuji_tactile_device.errors import ProducerError
+    from wuji_tactile_device.producers.sim.scenarios import playback
+
+    monkeypatch.setattr(playback, "MAX_ROWS", 100)
+    row = ",".join(["0.1"] * 20)
+    ok = tmp_path / "ok.csv"
+    ok.write_text("\n".join([row] * 100))
+    assert playback.load_joint_file(ok).shape == (100, 20)
+    csv_file = tmp_path / "long.csv"
+    csv_file.write_text("\n".join([row] * 101))
+    with pytest.raises(ProducerError, match=r"long.csv.*more than 100 rows"):
+        playback.load_joint_file(csv_file)
+    npy = tmp_path / "long.npy"
+    np.save(npy, np.zeros((101, 20)))
+    with pytest.raises(ProducerError, match=r"long.npy.*101 rows, more than 100"):
+        playback.load_joint_file(npy)
+    line = tmp_path / "line.csv"
+    line.write_text("0.1," * (1 << 20) + "\n")  # one 4 MB line
+    with pytest.raises(ProducerError, match=r"line.csv' line 1 is longer than 64 KiB"):
+        playback.load_joint_file(line)
