@@ -13,8 +13,8 @@ from .press import PressScenario
 
 
 # ------------------------------------------------------------------------------------------------
-#: Limits of a joint file: rows (one hour at 100 Hz: 58 MB of float64) and bytes per text line.
-MAX_ROWS = 360_000
+#: Limits of a joint file: rows (30 minutes at 100 Hz: 29 MB of float64) and bytes per text line.
+MAX_ROWS = 180_000
 MAX_LINE_BYTES = 64 << 10
 
 
@@ -38,7 +38,7 @@ def load_joint_file(path: str | Path) -> np.ndarray:
             raise ProducerError(f"{where}: need a numeric array of joint angles, got "
                                 f"{getattr(q, 'dtype', type(q).__name__)}")
         if q.ndim >= 1 and q.shape[0] > MAX_ROWS:
-            raise ProducerError(f"{where} has {q.shape[0]} rows, more than {MAX_ROWS} (one hour at 100 Hz); "
+            raise ProducerError(f"{where} has {q.shape[0]} rows, more than {MAX_ROWS} (30 minutes at 100 Hz); "
                                 "cut it into pieces")
         q = np.array(q, dtype=np.float64)
     else:
@@ -51,9 +51,10 @@ def load_joint_file(path: str | Path) -> np.ndarray:
 
 
 def _read_text_rows(path: Path, where: str) -> np.ndarray:
-    """The numeric rows of a text joint file, streamed line by line into a growing array."""
-    out = np.empty((1024, NUM_ACTUATED_JOINTS))
-    n = 0
+    """The numeric rows of a text joint file, streamed line by line into blocks of rows."""
+    blocks: list[np.ndarray] = []
+    out = np.empty((4096, NUM_ACTUATED_JOINTS))
+    n = k = 0  # rows in all, rows in the current block
     try:
         with open(path, encoding="utf-8", newline="") as f:
             lineno = 0
@@ -79,15 +80,17 @@ def _read_text_rows(path: Path, where: str) -> np.ndarray:
                     raise ProducerError(f"{where} line {lineno}: {len(values)} values, "
                                         f"need {NUM_ACTUATED_JOINTS} joint angles in firmware order")
                 if n == MAX_ROWS:
-                    raise ProducerError(f"{where} has more than {MAX_ROWS} rows (one hour at 100 Hz); cut it "
-                                        "into pieces")
-                if n == len(out):
-                    out = np.resize(out, (min(2 * n, MAX_ROWS), NUM_ACTUATED_JOINTS))
-                out[n] = values
+                    raise ProducerError(f"{where} has more than {MAX_ROWS} rows (30 minutes at 100 Hz); cut "
+                                        "it into pieces")
+                if k == len(out):
+                    blocks.append(out)
+                    out, k = np.empty_like(out), 0
+                out[k] = values
                 n += 1
+                k += 1
     except (UnicodeDecodeError, OSError) as exc:
         raise ProducerError(f"{where} is not UTF-8 text (CSV) nor .npy ({exc})") from None
-    return out[:n].copy()
+    return np.concatenate([*blocks, out[:k]])
 
 
 class PlaybackScenario(Scenario):
