@@ -481,3 +481,24 @@ def test_r6_joint_files_beyond_the_limits_are_one_line_errors(tmp_path, monkeypa
     line.write_text("0.1," * (1 << 20) + "\n")  # one 4 MB line
     with pytest.raises(ProducerError, match=r"line.csv' line 1 is longer than 64 KiB"):
         playback.load_joint_file(line)
+
+
+# -- R18: a full disk under --record-view is one line -------------------------------------------
+def test_r18_the_views_writer_failing_on_a_full_disk_is_one_recording_error(tmp_path, monkeypatch):
+    """A fake: the Foxglove SDK's MCAP writer raising what it raises on ENOSPC (measured on a
+    256 KiB tmpfs: `RuntimeError: FoxgloveError: MCAP error: attempted another write after a write
+    method failed`)."""
+    pytest.importorskip("foxglove", reason="the view extra")
+    from wuji_tactile_device.errors import RecordingError
+    from wuji_tactile_device.integrations import foxglove_live
+
+    def full_disk(self):
+        raise RuntimeError("FoxgloveError: MCAP error: attempted another write after a write method failed")
+
+    view = foxglove_live.RecordedView(InProcessBus(), ["tactile/right"], tmp_path / "x.mcap")
+    monkeypatch.setattr(foxglove_live.FoxgloveSink, "close", full_disk)
+    with pytest.raises(RecordingError, match=r"cannot write the view's topics into .*x.mcap: FoxgloveError.*recoverable"):
+        view.finish_into(None)
+    assert not view.scratch.exists()
+    monkeypatch.undo()
+    view.discard()

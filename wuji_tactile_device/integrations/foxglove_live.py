@@ -249,6 +249,7 @@ class RecordedView(FoxgloveSink):
         from ..recording.safe_files import temporary_beside
 
         self.scratch = temporary_beside(record_path)  # a new random name: a planted link is never followed
+        self.record_path = Path(record_path)
         super().__init__(transport, collections, serve=False, mcap_path=str(self.scratch), overwrite=True, **options)
 
     def finish_into(self, recorder: Any) -> int:
@@ -256,7 +257,12 @@ class RecordedView(FoxgloveSink):
         the number of messages copied."""
         from mcap.reader import make_reader
 
-        self.close()
+        try:
+            self.close()
+        except RuntimeError as exc:  # the SDK's MCAP writer failed (a full disk): one line, the rest recoverable
+            self.scratch.unlink(missing_ok=True)
+            raise RecordingError(f"cannot write the view's topics into {self.record_path}: {exc} (the chunks written "
+                                 "so far are recoverable: `wuji-tactile recover`)") from None
         copied = 0
         try:
             with open(self.scratch, "rb") as f:
