@@ -502,3 +502,12 @@ def test_r18_the_views_writer_failing_on_a_full_disk_is_one_recording_error(tmp_
     assert not view.scratch.exists()
     monkeypatch.undo()
     view.discard()
+
+
+# -- N5: help and behaviour agree ------------------------------------------------------------------
+def test_n5_sim_help_says_playback_needs_joints_as_it_does(capsys):
+    code, out, _ = cli(capsys, "sim", "--help")
+    text = " ".join(out.split())
+    assert code == 0 and "from --joints (required for playback)" in text and "(default press)" not in text
+    code, out, err = cli(capsys, "sim", "--scenario", "playback")
+    assert code == 1 and "scenario playback needs --joints FILE" in err

@@ -41,7 +41,7 @@ def register(subparsers) -> None:
                         "a table and lifted; release: let go under load; slip: a pad dragged across a surface "
                         "at constant normal load; roll: a cylinder rolled between thumb and index; "
                         "nail-contact: the sensing mask refuses a nail-side contact; playback: joint targets "
-                        "from --joints (default press). docs/sim.md lists each scenario's checks")
+                        "from --joints (required for playback). docs/sim.md lists each scenario's checks")
     p.add_argument("--contact-model", choices=("distributed", "gaussian"), default="distributed",
                    help="how a pad's contact force spreads over its taxels: distributed (default; a compliant "
                         "layer indented by the object's geometry) or gaussian (a fixed blob per contact point)")
