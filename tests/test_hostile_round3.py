@@ -511,3 +511,17 @@ def test_n5_sim_help_says_playback_needs_joints_as_it_does(capsys):
     assert code == 0 and "from --joints (required for playback)" in text and "(default press)" not in text
     code, out, err = cli(capsys, "sim", "--scenario", "playback")
     assert code == 1 and "scenario playback needs --joints FILE" in err
+
+
+# -- N7: install lines that work from the clone --------------------------------------------------
+def test_n7_no_docs_page_installs_the_package_from_an_index():
+    """The package is not on a package index: a page's install command must work from the clone
+    (`pip install -e '.[extra]'`). (A missing extra's hint, printed once the package is installed,
+    may name `wuji-tactile-device[extra]`: pip then resolves it against the installed package.)"""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    bad = [f"{page.name}:{k}" for page in sorted((root / "docs").glob("*.md")) + [root / "README.md"]
+           for k, line in enumerate(page.read_text().splitlines(), 1)
+           if line.lstrip().startswith("pip install 'wuji-tactile-device")]
+    assert not bad, bad
