@@ -83,7 +83,7 @@ def test_top_level_help_lists_every_subcommand_and_no_command_is_a_usage_error(c
     assert code == 0
     assert all(c in out for c in SUBCOMMANDS)
     code, _, err = cli(capsys)
-    assert code == 2 and "usage: wuji-tactile" in err
+    assert code == 2 and err == "wuji-tactile: error: the following arguments are required: COMMAND (see wuji-tactile --help)\n", err
 
 
 # --- inspect / validate / recover ---------------------------------------------------------------
