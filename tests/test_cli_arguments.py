@@ -14,7 +14,7 @@ import pytest
     (["sim", "--zenoh-config", "missing.json5", "--publish", "zenoh"], "--zenoh-config: 'missing.json5' does not exist"),
     (["replay", "x.mcap", "--start", "nan"], "--start: 'nan': must be a finite number of seconds >= 0"),
     (["replay", "x.mcap", "--end", "inf"], "--end: 'inf': must be a finite number of seconds > 0"),
-    (["replay", "x.mcap", "--speed", "0"], "--speed: '0': must be a finite number in (0, 1e6]"),
+    (["replay", "x.mcap", "--speed", "0"], "--speed: '0': must be a finite number in [0.001, 1e6]"),
     (["replay", "x.mcap", "--every", "0"], "--every: '0': must be an integer >= 1"),
 ])
 def test_absurd_arguments_of_sim_and_replay_are_one_line_usage_errors(argv, message, capsys):

@@ -164,7 +164,8 @@ def test_a_signal_during_a_file_command_exits_128_plus_it(capsys, monkeypatch, r
 
 def test_usage_errors_exit_2_and_data_errors_exit_1_with_one_line(capsys, recording, tmp_path):
     code, _, err = cli(capsys, "inspect")
-    assert code == 2 and "usage: wuji-tactile inspect" in err
+    assert code == 2 and err == ("wuji-tactile inspect: error: the following arguments are required: FILE.mcap "
+                                 "(see wuji-tactile inspect --help)\n"), err
     code, _, err = cli(capsys, "export", str(recording), "--layout", "long")
     assert code == 2 and "--layout applies to --format csv only" in err
     junk = tmp_path / "junk.mcap"

@@ -333,8 +333,13 @@ def test_disk_full_is_a_recording_error_naming_the_file(tmp_path):
 
     if not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full on this system to simulate a full disk")
-    with pytest.raises(RecordingError, match=r"cannot (create|write to) /dev/full"):
-        rec = McapRecorder("/dev/full", overwrite=True)
+    with pytest.raises(RecordingError, match=r"/dev/full is a device; only a new or regular file is written"):
+        McapRecorder("/dev/full", overwrite=True)  # a device is never a recording target (like recover)
+    rec = McapRecorder(tmp_path / "x.mcap")
+    full = os.open("/dev/full", os.O_WRONLY)
+    os.dup2(full, rec._file.fileno())  # the disk fills up under the open recorder
+    os.close(full)
+    with pytest.raises(RecordingError, match=r"cannot write to .*x.mcap: No space left on device"):
         rec.write("c", Stream.METADATA, encode_metadata_record(make_metadata(12), DeviceDataTimestamp(1, 1, 1)), 1, 0)
         rec.flush()
 

@@ -110,3 +110,13 @@ class LayoutChangedError(DeviceFormatError):
 class CalibrationFileError(ProducerError):
     """A full-scale calibration file (normalized firmware mode) is missing, unreadable or does
     not cover the device's fingers and axes."""
+
+
+_CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x20), *range(0x7F, 0xA0))}
+
+
+def printable(text: str) -> str:
+    """`text` with every control character (C0, DEL, C1; newline included) written as `\\xNN`:
+    for names read from a file (topics, schema names, metadata) before they reach a terminal, so
+    a crafted name cannot move the cursor, erase a line or forge another line of a report."""
+    return str(text).translate(_CONTROL)

@@ -20,7 +20,6 @@ file through the same `TactileTracker` an application uses and writes the three 
 """
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import NamedTuple
@@ -397,11 +396,18 @@ def recording_figures(rec: Recording, name: str, *, time_s: float | None = None,
     }
 
 
+#: The PNGs `plot_recording` writes, `<stem>_<suffix>.png`, in this order.
+FIGURE_SUFFIXES = ("resultants", "taxel_maps", "layout")
+
+
 def plot_recording(path: str | Path, out_dir: str | Path | None = None, *, time_s: float | None = None,
                    collection_id: str | None = None, vmax: float | str | None = None, share: str = "row",
-                   progress: bool = False) -> list[Path]:
+                   progress: bool = False, overwrite: bool = False) -> list[Path]:
     """Write `<stem>_resultants.png`, `<stem>_taxel_maps.png`, `<stem>_layout.png` for one
-    collection of an MCAP file into `out_dir` (default: next to the file); returns the paths.
+    collection of an MCAP file into `out_dir` (default: next to the file); returns the paths. With
+    `collection_id` given, the names carry it (`<stem>_tactile_left_resultants.png`), so the plots
+    of two collections of one file never replace each other; an existing PNG is refused unless
+    `overwrite` (checked before any work).
     `time_s` [s since the first frame] picks the frame of the maps and the layout (default: the
     sustained largest total pad force). `vmax`: colour range [N] of the maps and the layout —
     None: per figure (the largest |f| at that time); a number: fixed; `"recording"`: fixed to the
@@ -419,6 +425,13 @@ def plot_recording(path: str | Path, out_dir: str | Path | None = None, *, time_
     if not path.is_file():  # before any progress bar: the error is the only output
         raise RecordingError(f"{path}: no such file" if not path.exists() else f"{path}: not a file")
     out_dir = path.parent if out_dir is None else Path(out_dir)
+    from .recording.export import output_stem
+    from .recording.safe_files import check_target, publish, temporary_beside
+
+    stem = path.stem if collection_id is None else f"{path.stem}_{output_stem(collection_id)}"
+    if out_dir.is_dir():
+        for suffix in FIGURE_SUFFIXES:
+            check_target(out_dir / f"{stem}_{suffix}.png", overwrite)
     with tqdm(total=4, desc=f"plot {path.name}", unit="step", file=sys.stderr, disable=not progress) as bar:
         rec = load_recording(path, collection_id)
         bar.update()
@@ -426,14 +439,16 @@ def plot_recording(path: str | Path, out_dir: str | Path | None = None, *, time_
         out_dir.mkdir(parents=True, exist_ok=True)
         outputs = []
         for suffix, make in figures.items():
-            target = out_dir / f"{path.stem}_{suffix}.png"
-            partial = target.with_name(target.name + ".partial")
+            target = out_dir / f"{stem}_{suffix}.png"
+            check_target(target, overwrite)
+            partial = temporary_beside(target)  # created exclusively: a planted link is never followed
             fig = make()
             try:
                 fig.savefig(partial, dpi=110, format="png")
-                os.replace(partial, target)
-            finally:
+            except BaseException:
                 partial.unlink(missing_ok=True)
+                raise
+            publish(partial, target, overwrite)
             outputs.append(target)
             bar.update()
     return outputs

@@ -20,6 +20,7 @@ import sys
 from .. import __version__
 from ..errors import TactileError
 from . import output
+from .args import OneLineParser
 from .output import Console, Terminated
 
 SUBCOMMANDS = ("sim", "hw", "record", "replay", "echo", "inspect", "validate", "recover", "export", "plot", "view",
@@ -38,7 +39,7 @@ def _add_console_options(parser: argparse.ArgumentParser, default) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="wuji-tactile",
         description="Wuji Hand 2 fingertip tactile data: simulate, stream, record, replay, inspect, export.",
         epilog="Exit status: 0 ok, 1 user or data error, 2 usage error, 130 Ctrl-C, 143 SIGTERM, "
@@ -50,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="no progress bars and no notices; results, warnings and errors still print")
     parser.add_argument("--progress", dest="global_progress", action="store_true",
                         help="show progress bars even when stderr is not a terminal")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=OneLineParser)
     for name in SUBCOMMANDS:
         importlib.import_module(f"{__name__}.cmd_{name}").register(sub)
     for p in sub.choices.values():

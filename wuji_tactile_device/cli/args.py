@@ -15,27 +15,36 @@ def _float(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
 
 
+#: Longest duration or time an option takes [s] (~31 years): beyond is a typo, and its nanoseconds
+#: would overflow the int64 clocks.
+MAX_SECONDS = 1e9
+#: Rates and speeds [Hz or × real time] in [MIN_RATE, MAX_RATE]: slower is a wait of hours per
+#: step (or a division blowing up to infinity), faster not a rate but a typo.
+MIN_RATE, MAX_RATE = 1e-3, 1e6
+
+
 def positive_seconds(text: str) -> float:
-    """A finite duration > 0 [s]."""
+    """A finite duration in (0, MAX_SECONDS] [s]."""
     value = _float(text)
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"{text!r}: must be a finite number of seconds > 0")
+    if not (math.isfinite(value) and 0 < value <= MAX_SECONDS):
+        raise argparse.ArgumentTypeError(f"{text!r}: must be a finite number of seconds > 0 (at most {MAX_SECONDS:g})")
     return value
 
 
 def nonnegative_seconds(text: str) -> float:
-    """A finite time ≥ 0 [s] (e.g. a window start)."""
+    """A finite time in [0, MAX_SECONDS] [s] (e.g. a window start)."""
     value = _float(text)
-    if not (math.isfinite(value) and value >= 0):
-        raise argparse.ArgumentTypeError(f"{text!r}: must be a finite number of seconds >= 0")
+    if not (math.isfinite(value) and 0 <= value <= MAX_SECONDS):
+        raise argparse.ArgumentTypeError(f"{text!r}: must be a finite number of seconds >= 0 "
+                                         f"(at most {MAX_SECONDS:g})")
     return value
 
 
 def positive_rate(text: str) -> float:
-    """A finite rate > 0 [Hz or ×]; capped at 1e6 (beyond is not a rate but a typo)."""
+    """A finite rate or speed in [MIN_RATE, MAX_RATE] [Hz or × real time]."""
     value = _float(text)
-    if not (math.isfinite(value) and 0 < value <= 1e6):
-        raise argparse.ArgumentTypeError(f"{text!r}: must be a finite number in (0, 1e6]")
+    if not (math.isfinite(value) and MIN_RATE <= value <= MAX_RATE):
+        raise argparse.ArgumentTypeError(f"{text!r}: must be a finite number in [0.001, 1e6]")
     return value
 
 
@@ -80,3 +89,13 @@ def output_file(text: str) -> str:
     if not os.access(folder, os.W_OK):
         raise argparse.ArgumentTypeError(f"{text!r}: directory {folder!r} is not writable")
     return text
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse with usage errors as one line: `wuji-tactile COMMAND: error: MESSAGE (see
+    wuji-tactile COMMAND --help)`, exit 2 — not a usage block of 20 lines burying the message."""
+
+    def error(self, message: str):  # type: ignore[override]
+        prog = self.prog.split()
+        where = " ".join(prog[:2]) if len(prog) > 1 else prog[0]
+        self.exit(2, f"{where}: error: {message} (see {self.prog} --help)\n")

@@ -15,6 +15,7 @@ import time
 import numpy as np
 
 from ..errors import TactileError, TransportError
+from .args import positive_rate, positive_seconds
 from .common import add_zenoh_arguments, open_zenoh
 
 #: Seconds without any message from a collection before echo says that nothing is publishing it.
@@ -31,10 +32,10 @@ def register(subparsers) -> None:
     p.add_argument("--collection", "-c", action="append", metavar="ID",
                    help="collection id, e.g. tactile/right (repeatable; default tactile/right)")
     p.add_argument("--file", metavar="FILE.mcap", help="echo a recording (real time) instead of Zenoh")
-    p.add_argument("--rate", type=float, default=10.0, metavar="HZ", help="view refresh rate (default 10)")
-    p.add_argument("--duration", type=float, metavar="S", help="stop after S seconds (default: until Ctrl-C)")
+    p.add_argument("--rate", type=positive_rate, default=10.0, metavar="HZ", help="view refresh rate (default 10)")
+    p.add_argument("--duration", type=positive_seconds, metavar="S", help="stop after S seconds (default: until Ctrl-C)")
     p.add_argument("--count", type=int, metavar="N", help="stop once every collection delivered N frames")
-    p.add_argument("--timeout", type=float, metavar="S",
+    p.add_argument("--timeout", type=positive_seconds, metavar="S",
                    help="exit 1 if a collection has not delivered its first frame (with --count: N frames) "
                         f"within S seconds (default: wait; after {NO_PRODUCER_NOTICE_S:g} s without a message, "
                         "say so on stderr once and keep waiting)")

@@ -9,6 +9,7 @@ pads' zero calibration.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
 import sys
@@ -57,7 +58,7 @@ def register(subparsers) -> None:
     emu.add_argument("--sensor-model", metavar="FILE.json", type=existing_file,
                      help="sensor model applied to the simulated forces before the emulated device encodes "
                           "them (see `wuji-tactile sim --help`), seeded by --seed")
-    emu.add_argument("--fault", action="append", default=[], metavar="KIND:FINGER@T0[-T1]",
+    emu.add_argument("--fault", action="append", default=[], metavar="KIND:FINGER@T0[-T1]", type=_fault_argument,
                      help=f"inject a fault at scenario time T0 [s] (until T1 for offline/stall); KIND in "
                           f"{', '.join(FAULT_KINDS)}; e.g. offline:ring@1.0-1.5, truncated:index@0.3, "
                           "revise:middle@2 (new encoding), jump@2.0 (device clock +10 s); repeatable")
@@ -161,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
         return _calibrate(args)
     if not args.record and not wants_zenoh(args) and not getattr(args, "foxglove", False):
         print("wuji-tactile hw: note: nothing leaves this process (no --record, --publish inproc)", file=sys.stderr)
-    faults = [_parse_fault(f) for f in args.fault]
+    faults = list(args.fault)  # parsed by _fault_argument
     if faults and not args.emulate:
         raise ProducerError("--fault needs --emulate (faults are injected into the emulated hand)")
     device, emu, side = _open_device(args)
@@ -243,7 +244,18 @@ def _parse_fault(text: str) -> tuple[str, str | None, float, float | None]:
         raise ProducerError(f"--fault {text!r}: unknown kind {kind!r}; choose from {', '.join(FAULT_KINDS)}")
     if (kind == "jump") != (finger is None) or (finger is not None and finger not in FINGERS):
         raise ProducerError(f"--fault {text!r}: {'jump takes no finger' if kind == 'jump' else 'name a finger: ' + ', '.join(FINGERS)}")
-    return kind, finger, float(m["t0"]), None if m["t1"] is None else float(m["t1"])
+    t0, t1 = float(m["t0"]), None if m["t1"] is None else float(m["t1"])
+    if not math.isfinite(t0) or (t1 is not None and not (math.isfinite(t1) and t1 > t0)):
+        raise ProducerError(f"--fault {text!r}: T1 must be a finite time after T0 ({m['t0']} s)")
+    return kind, finger, t0, t1
+
+
+def _fault_argument(text: str) -> tuple[str, str | None, float, float | None]:
+    """`--fault` as parsed: a bad one is a usage error (exit 2)."""
+    try:
+        return _parse_fault(text)
+    except ProducerError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix(f"--fault {text!r}: ") + f" (got {text!r})") from None
 
 
 def _apply_fault(emu, fault, t: float, state: dict[int, str], key: int) -> None:

@@ -23,9 +23,16 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..errors import TactileError
     from ..recording.inspect import inspect_file
 
-    report = inspect_file(args.input)
+    try:
+        report = inspect_file(args.input)
+    except TactileError as exc:  # missing, not MCAP, a FIFO: with --json, still one JSON object
+        if args.json:
+            print(json.dumps({"format": INSPECT_FORMAT, "path": str(args.input), "error": str(exc),
+                              "ok": False, "valid": False}, indent=2))
+        raise
     print(json.dumps(report_json(report), indent=2) if args.json else report.text())
     return 0
 

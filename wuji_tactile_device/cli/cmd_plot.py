@@ -42,7 +42,9 @@ def register(subparsers) -> None:
     p.add_argument("--y-scale", choices=("row", "all"), default="row", dest="share",
                    help="resultant panels: one y-scale per pad row (default) or one for all panels")
     p.add_argument("--collection", metavar="C", default=None,
-                   help="collection to plot, e.g. tactile/right (default: the file's only collection)")
+                   help="collection to plot, e.g. tactile/right (default: the file's only collection); the PNG "
+                        "names then carry it: <stem>_tactile_right_resultants.png ...")
+    p.add_argument("--overwrite", action="store_true", help="replace existing PNGs (default: refuse them)")
     p.add_argument("--quiet", "-q", action="store_true",
                    help="no progress bar (none either when stderr is not a terminal, unless --progress)")
     p.set_defaults(run=run)
@@ -53,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
 
     require_extra("matplotlib", "plot")  # before reading the recording: the missing extra is the only output
     for path in plot_recording(args.input, args.out, time_s=args.time, collection_id=args.collection,
-                               vmax=args.vmax, share=args.share, progress=args.progress):
+                               vmax=args.vmax, share=args.share, progress=args.progress,
+                               overwrite=args.overwrite):
         print(path)
     return 0

@@ -9,6 +9,7 @@ import time
 
 from ..errors import RecordingError
 from ..streams.zenoh_watch import ConnectionWatch
+from .args import positive_seconds
 from .common import add_zenoh_arguments, open_zenoh, signals_ignored
 
 
@@ -30,7 +31,7 @@ def register(subparsers) -> None:
     p.add_argument("output", metavar="OUT.mcap", help="file to create")
     p.add_argument("--collection", "-c", action="append", required=True, metavar="ID",
                    help="collection id to record, e.g. tactile/right (repeatable)")
-    p.add_argument("--duration", type=float, metavar="S", help="stop after S seconds (default: until Ctrl-C)")
+    p.add_argument("--duration", type=positive_seconds, metavar="S", help="stop after S seconds (default: until Ctrl-C)")
     p.add_argument("--overwrite", action="store_true", help="replace OUT.mcap if it exists")
     p.add_argument("--producer-kind", metavar="KIND", help="written to the file metadata, e.g. sim or hardware")
     p.add_argument("--hand-side", choices=("right", "left"), help="written to the file metadata")

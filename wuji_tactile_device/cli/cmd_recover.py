@@ -9,7 +9,9 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("recover", help="rewrite a damaged MCAP recording into a valid one",
                               description="Keep every message of every intact chunk of DAMAGED.mcap (cut off by a "
                                           "crash or with corrupt chunks) and write them to OUT.mcap, a complete "
-                                          "indexed file; report what was kept and lost. Exit 0 when nothing was lost, 1 if anything was.")
+                                          "indexed file; report what was kept and lost, and whether the result is valid (the faults recover copies "
+                                          "as they are, e.g. a peer's NaN frame, keep it invalid). Exit 0 when "
+                                          "nothing was lost and the result is valid, 1 otherwise.")
     p.add_argument("input", metavar="DAMAGED.mcap")
     p.add_argument("output", metavar="OUT.mcap")
     p.add_argument("--overwrite", action="store_true", help="replace OUT.mcap if it exists")
@@ -22,14 +24,27 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..recording.repair import recover
 
+    from ..recording.inspect import inspect_file
+
     report = recover(args.input, args.output, overwrite=args.overwrite, profile=args.profile)
     lost = not nothing_lost(report)
+    # What validate says of the result: "nothing lost" is never printed beside a file validate refuses.
+    check = inspect_file(args.output)
     for line in report.text().splitlines():
+        if line.startswith("nothing lost") and not check.valid:
+            continue
         if not lost and line.startswith("lost: 0 bytes"):
+            if not check.valid:
+                continue
             t = report.truncation
             line = (f"nothing lost: the file ends at a record boundary, only its index was missing ({t.reason}); "
                     "messages the recorder had not flushed when it stopped were never in the file")
         print(line)
+    if not check.valid:
+        first = check.problems[0] if check.problems else check.NO_COLLECTION
+        print(f"not valid: {args.output} has {check.problem_count} problem(s) `wuji-tactile validate` reports "
+              f"(first: {first})")
+        return 1
     return 1 if lost else 0
 
 

@@ -43,16 +43,20 @@ def register(subparsers) -> None:
     p.add_argument("--publish", action="store_true", help="republish on Zenoh instead of printing")
     add_zenoh_arguments(p)
     add_foxglove_arguments(p)
-    p.set_defaults(run=run)
+    p.set_defaults(run=run, replay_parser=p)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..recording import McapReplay
 
+    if args.start is not None and args.end is not None and args.end <= args.start:
+        args.replay_parser.error(f"--end {args.end:g} must be after --start {args.start:g} (both seconds after "
+                                 "the first message)")
     paced_default = args.publish or args.foxglove  # a view or other processes want the recorded pace
     speed = None if args.fast else args.speed if args.speed is not None else (1.0 if paced_default else None)
     probe = McapReplay(args.input, collections=args.collection, clock=args.clock)
     t0 = probe.first_time_ns()
+    args.replay_span = _span_text(probe, args)
     probe.close()
     start_ns = None if args.start is None or t0 is None else t0 + int(args.start * 1e9)
     end_ns = None if args.end is None or t0 is None else t0 + int(args.end * 1e9)
@@ -63,6 +67,23 @@ def run(args: argparse.Namespace) -> int:
         if args.publish:
             return _publish(replay, args)
         return _print(replay, args, t0 or 0)
+
+
+def _span_text(replay, args) -> str:
+    """What the file spans, for the error of an empty window: its chunks' log-time range, in
+    seconds after the first message, or that it holds no complete chunk."""
+    first, last = replay.start_time_ns, replay.end_time_ns
+    if first is None or last is None:
+        return "the file holds no complete chunk of messages"
+    return f"its messages span 0.000 .. {(last - first) / 1e9:.3f} s of log time after the first one"
+
+
+def _no_frame(args) -> str:
+    """A replay that delivered no frame is an error (a window past the end, an empty file)."""
+    window = " ".join(f"--{name} {value:g}" for name, value in (("start", args.start), ("end", args.end))
+                      if value is not None)
+    where = f" in the window {window}" if window else ""
+    return f"{args.input}: no frame{where}; {args.replay_span}"
 
 
 class _Printed:
@@ -82,9 +103,9 @@ class _Printed:
 
 
 def _print(replay, args, t0: int) -> int:
-    from ..streams.tracker import TactileTracker
+    from ..recording.file_tracker import FileTracker
 
-    trackers = {cid: TactileTracker(cid, replay) for cid in replay.collections}
+    trackers = {cid: FileTracker(cid, replay) for cid in replay.collections}
     printed = _Printed(args.clock)
     for tr in trackers.values():
         tr.add_observer(printed)
@@ -119,10 +140,14 @@ def _print(replay, args, t0: int) -> int:
         if view is not None:
             view.close()
     out.flush()
+    if not any(tr.counters.delivered for tr in trackers.values()) and not args.loop:
+        raise RecordingError(_no_frame(args))
     for tr in trackers.values():
         c = tr.counters
         print(f"{tr.collection_id}: {c.delivered} frames delivered, {c.dropped_before_confirmation} dropped before "
               f"metadata confirmation, {c.rejected} rejected, {c.sequence_gaps} sequence gaps", file=sys.stderr)
+        if tr.summary():
+            args.console.warning(f"{replay.path}: {tr.summary()}")
     return 0
 
 
@@ -163,8 +188,13 @@ def _publish(replay, args) -> int:
         hands = RecordedHands.open(args.input)
     runs = run_producers(producers, args, transport=transport, desc=f"replay {Path(args.input).name}",
                          foxglove_hands=hands)
+    for p in producers:
+        if p.tracker.summary():
+            args.console.warning(f"{replay.path}: {p.tracker.summary()}")
     records = sum(p.records for p in producers)
     frames = sum(r.published for r in runs)
+    if not frames and not args.loop:
+        raise RecordingError(_no_frame(args))
     print(f"published {records} recorded messages ({records - frames} metadata layouts, {frames} data frames) of "
           f"{', '.join(p.collection_id for p in producers)}", file=sys.stderr)
     return exit_code(runs[0])

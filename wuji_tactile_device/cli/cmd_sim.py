@@ -14,7 +14,6 @@ press is 13 s long however fast it ran; `--log-clock wall` logs the real publica
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 import numpy as np
 
@@ -42,7 +41,7 @@ def register(subparsers) -> None:
                         "a table and lifted; release: let go under load; slip: a pad dragged across a surface "
                         "at constant normal load; roll: a cylinder rolled between thumb and index; "
                         "nail-contact: the sensing mask refuses a nail-side contact; playback: joint targets "
-                        "from --joints (default press). docs/sim.md lists each scenario's checks")
+                        "from --joints (required for playback). docs/sim.md lists each scenario's checks")
     p.add_argument("--contact-model", choices=("distributed", "gaussian"), default="distributed",
                    help="how a pad's contact force spreads over its taxels: distributed (default; a compliant "
                         "layer indented by the object's geometry) or gaussian (a fixed blob per contact point)")
@@ -61,8 +60,8 @@ def register(subparsers) -> None:
     p.add_argument("--realtime", action="store_true",
                    help="pace to real time (default: as fast as possible; --foxglove implies it)")
     p.add_argument("--images", metavar="FILE.npz", type=output_file,
-                   help="also compute the 48×32 pad force images [N/pixel, pad frame] and save them (compressed); "
-                        "with --foxglove they are shown too")
+                   help="also compute the 48×32 pad force images [N/pixel, pad frame] and save them (compressed; "
+                        "an existing file only with --overwrite); with --foxglove they are shown too")
     p.add_argument("--seed", type=seed, default=0, help="object placement jitter seed (same seed → identical output)")
     p.add_argument("--joints", metavar="FILE", type=existing_file, help="playback: 20 joint angles [rad] per row, firmware order (CSV or .npy)")
     p.add_argument("--rate", type=positive_rate, default=100.0, help="playback: rows per second (default 100)")
@@ -79,6 +78,16 @@ def run(args: argparse.Namespace) -> int:
     from ..producers.sim.producer import SimProducer
     from ..producers.sim.scenarios import make_scenario
 
+    from ..recording.safe_files import check_target
+    from .output import require_extra
+
+    # Everything that can refuse the run is checked before any file is created or replaced.
+    if args.record_view or args.foxglove:
+        require_extra("foxglove", "view")
+    if args.images:
+        check_target(args.images, args.overwrite)  # the same rule as the recording
+    if args.record:
+        check_target(args.record, args.overwrite)
     if args.scenario == "playback" and not args.joints:
         raise ProducerError("scenario playback needs --joints FILE (20 angles per row, firmware order)")
     scenario = make_scenario(args.scenario, playback_file=args.joints, playback_rate=args.rate)
@@ -104,10 +113,25 @@ def run(args: argparse.Namespace) -> int:
                             desc=f"sim {args.scenario}", sinks=[KeepImages()] if args.images else [],
                             quiet=args.quiet)
     if args.images and images:
-        np.savez_compressed(Path(args.images), images=np.stack(images),
-                            description=np.array("per frame: 5 pads (thumb..pinky) x 3 axes (pad frame) x 48 x 32 "
-                                                 "[N/pixel], 100 Hz of simulation time"))
+        from ..recording.safe_files import publish, temporary_beside
+
+        partial = temporary_beside(args.images)
+        try:
+            with open(partial, "wb") as f:
+                np.savez_compressed(f, images=np.stack(images),
+                                    description=np.array("per frame: 5 pads (thumb..pinky) x 3 axes (pad frame) x "
+                                                         "48 x 32 [N/pixel], 100 Hz of simulation time"))
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            raise
+        publish(partial, args.images, args.overwrite)
     result = producer.result()
+    if counters.exit_signal is not None:  # Ctrl-C / SIGTERM: a partial run is not judged
+        args.console.line("", f"interrupted at t = {producer.frames * producer.period_s:.2f} s of simulated time "
+                              f"({counters.stop_reason}, {producer.frames} frames); checks not run")
+        if args.record:
+            print(f"recorded {args.record} ({producer.collection_id}, {result.frames} frames, finished and valid)")
+        return exit_code(counters, False)
     print(result.report())
     if args.record:
         print(f"recorded {args.record} ({producer.collection_id} and the hand poses on {args.hands_name}/"

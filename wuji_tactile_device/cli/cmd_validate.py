@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..errors import TactileError
+from ..errors import TactileError, printable
 
 VALIDATE_FORMAT = "wuji-tactile.validate/1"
 
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _text(v: dict) -> str:
     if v["valid"]:
-        return f"{v['path']}: valid ({v['checked_messages']} messages checked)"
+        return printable(f"{v['path']}: valid ({v['checked_messages']} messages checked)")
     lines = [f"{v['path']}: INVALID"]
     if v["error"]:
         lines.append(f"  {v['error']}")
@@ -63,4 +63,4 @@ def _text(v: dict) -> str:
         from ..recording.inspect import InspectReport
 
         lines.append(f"  {InspectReport.NO_COLLECTION}")
-    return "\n".join(lines)
+    return "\n".join(printable(ln) for ln in lines)  # names from the file: control characters escaped

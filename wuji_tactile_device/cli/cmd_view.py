@@ -20,6 +20,9 @@ from ..errors import TactileError
 from .output import require_extra
 
 
+from .args import positive_rate, positive_seconds  # noqa: E402
+
+
 def _positive(unit: str):
     def parse(text: str) -> float:
         try:
@@ -60,10 +63,10 @@ def register(subparsers) -> None:
                    help="fixed |f| range of the taxel colours and sizes [N] (default 0.25)")
     p.add_argument("--arrow-scale", type=_positive("mm per newton"), default=40.0, metavar="MM_PER_N",
                    help="pad resultant arrow length [mm per N] (default 40)")
-    p.add_argument("--scene-rate", type=_positive("hertz"), default=30.0, metavar="HZ",
+    p.add_argument("--scene-rate", type=positive_rate, default=30.0, metavar="HZ",
                    help="most scene updates per second of data (default 30; every frame still goes out on "
                         "the data and resultant topics)")
-    p.add_argument("--speed", type=_positive("times real time"), default=1.0, metavar="X",
+    p.add_argument("--speed", type=positive_rate, default=1.0, metavar="X",
                    help="file: play at X times real time (default 1)")
     p.add_argument("--loop", action="store_true", help="file: start over at the end")
     p.add_argument("--clock", choices=("sample", "log"), default="sample",
@@ -73,7 +76,7 @@ def register(subparsers) -> None:
                    help="also write the derived topics (scene, transforms, resultants) into OUT.mcap; "
                         "open it in Foxglove together with the recording")
     p.add_argument("--overwrite", action="store_true", help="replace an existing --save file")
-    p.add_argument("--duration", type=_positive("seconds"), metavar="S", help="stop after S seconds (default: Ctrl-C)")
+    p.add_argument("--duration", type=positive_seconds, metavar="S", help="stop after S seconds (default: Ctrl-C)")
     g = p.add_argument_group("Zenoh, live only (default: a peer session limited to this machine)")
     g.add_argument("--zenoh", metavar="ENDPOINT", action="append", default=[],
                    help="connect to this Zenoh endpoint, e.g. tcp/127.0.0.1:7447 (repeatable)")

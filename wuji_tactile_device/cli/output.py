@@ -25,6 +25,8 @@ import warnings
 from typing import TextIO
 from collections.abc import Iterator
 
+from ..errors import printable
+
 PROG = "wuji-tactile"
 
 EXIT_OK = 0
@@ -73,7 +75,8 @@ class Console:
         return bool(getattr(self.stream, "isatty", lambda: False)())
 
     def line(self, kind: str, message: str) -> None:
-        text = " ".join(str(message).split("\n"))  # one line, whatever the message holds
+        # one line, whatever the message holds; other control characters (from names in a file) escaped
+        text = printable(" ".join(str(message).split("\n")))
         print(f"{PROG} {self.command}: {kind + ': ' if kind else ''}{text}", file=self.stream, flush=True)
 
     def error(self, message: str) -> None:

@@ -2,7 +2,8 @@
 per collection of an `McapReplay`.
 
 Each gives the frames a `TactileTracker` delivers from the file (metadata validated first,
-exactly as live; a session with a different layout raises `MetadataMismatchError`) with their
+exactly as live; a faulty record or a session of another layout costs those records, counted in
+`tracker.summary()`: `recording.file_tracker`) with their
 recorded sample and device times, under the first recorded producer session; the run loop
 publishes them (fresh available times, sequences from 0) and republishes the layout on its timer.
 Source-driven: the `McapReplay` paces itself (its `speed`).
@@ -14,7 +15,8 @@ from collections import deque
 from typing import Any
 
 from ..errors import RecordingError
-from ..streams.tracker import TactileFrame, TactileTracker
+from ..recording.file_tracker import FileTracker
+from ..streams.tracker import TactileFrame
 from .base import Frame, Producer
 
 
@@ -26,7 +28,7 @@ class ReplayProducer(Producer):
 
     def __init__(self, replay: Any, collection_id: str):
         self.replay, self.collection_id = replay, collection_id
-        self.tracker = TactileTracker(collection_id, replay)
+        self.tracker = FileTracker(collection_id, replay)
         self.tracker.add_observer(self)
         self.producer_session: int | None = None
         self._frames: deque[TactileFrame] = deque()

@@ -44,7 +44,7 @@ import numpy as np
 
 from ..contract import TactileMetadata
 from ..contract.hand_pose import NUM_HAND_JOINTS
-from ..errors import RecordingError
+from ..errors import RecordingError, RecordingWarning
 from ..streams.tracker import TactileFrame
 from .hand_channels import iter_hand_records
 from .scan import FileView, scan
@@ -113,13 +113,17 @@ class Recording:
 def iter_frames(path: str | os.PathLike, collections: Iterable[str] | None = None
                 ) -> Iterator[tuple[str, TactileMetadata, TactileFrame]]:
     """(collection id, its adopted metadata, frame) for every frame the trackers deliver, in the
-    file's log-time order; one frame in memory at a time. Raises the tracker's typed errors
-    (e.g. `MetadataMismatchError`) and `RecordingError` for a file that cannot be read."""
-    from ..streams.tracker import TactileTracker
+    file's log-time order; one frame in memory at a time. A faulty record (a peer's NaN frame, a
+    session of another layout) costs that record: skipped, counted, and named at the end in one
+    `RecordingWarning` per collection (`recording.file_tracker`). Raises `RecordingError` for a
+    file that cannot be read."""
+    import warnings
+
+    from .file_tracker import FileTracker
     from .replay import McapReplay
 
     with McapReplay(path, collections=collections) as replay:
-        trackers = [TactileTracker(cid, replay) for cid in replay.collections]
+        trackers = [FileTracker(cid, replay) for cid in replay.collections]
         try:
             while True:
                 finished = replay.finished  # read before draining: the last frames come with it
@@ -131,6 +135,9 @@ def iter_frames(path: str | os.PathLike, collections: Iterable[str] | None = Non
                                                  f"{frame.sequence} without metadata")
                         yield tracker.collection_id, metadata, frame
                 if finished:
+                    for tracker in trackers:
+                        if tracker.summary():
+                            warnings.warn(f"{replay.path}: {tracker.summary()}", RecordingWarning, stacklevel=2)
                     return
         finally:
             for tracker in trackers:
@@ -254,12 +261,14 @@ def export_recording(path: str | os.PathLike, out_dir: str | os.PathLike, *, fmt
     if not path.is_file():
         raise RecordingError(f"{path}: no such file" if not path.exists() else f"{path}: not a file")
     out_dir.mkdir(parents=True, exist_ok=True)
+    names = _Names(path)
     with tempfile.TemporaryDirectory(prefix=".export-", dir=out_dir) as staging:
         sinks: dict[str, _Sink] = {}
         for cid, md, frame in iter_frames(path, collections):
             sink = sinks.get(cid)
             if sink is None:
                 target = out_dir / f"{path.stem}_{output_stem(cid)}.{fmt}"
+                names.claim(target, f"collection {cid!r}", fmt)
                 _refuse_existing(target, overwrite)
                 sink = sinks[cid] = _make_sink(fmt, target, Path(staging), _tactile_columns(md.num_taxels),
                                                 csv_layout, md)
@@ -278,6 +287,7 @@ def export_recording(path: str | os.PathLike, out_dir: str | os.PathLike, *, fmt
                 sink = hand_sinks.get(side)
                 if sink is None:
                     target = out_dir / f"{path.stem}_hand_{side}.{fmt}"
+                    names.claim(target, f"the {side} hand poses", None)
                     _refuse_existing(target, overwrite)
                     sink = hand_sinks[side] = _make_sink(fmt, target, Path(staging), _HAND_COLUMNS, "wide", None)
                     sink.topic = topic
@@ -299,6 +309,27 @@ def export_recording(path: str | os.PathLike, out_dir: str | os.PathLike, *, fmt
 _NAN_POSES = np.full((NUM_HAND_JOINTS, 7), np.nan, np.float32)
 _NO_VALID = np.zeros(NUM_HAND_JOINTS, bool)
 _NO_RADIUS = np.zeros(NUM_HAND_JOINTS, np.float32)
+
+
+class _Names:
+    """The file names one export writes: two sources (`tactile/right` and `tactile_right`, or a
+    collection `hand/left` and the left hand's poses) never share one, the export is refused."""
+
+    def __init__(self, source: Path) -> None:
+        self.source, self.owners = source, {}
+
+    def claim(self, target: Path, owner: str, fmt: str | None) -> None:
+        files = [target]
+        if fmt == "csv":  # the layout tables written beside a collection's CSV
+            files += [target.with_name(f"{target.stem}_{suffix}.csv") for suffix in ("taxels", "segments")]
+        for f in files:
+            other = self.owners.get(f.name)
+            if other is not None:
+                raise RecordingError(
+                    f"{self.source}: {other} and {owner} would both be exported as {f.name}; export one of them "
+                    "(--collection ID / collections=[...]) or the other into another --out directory")
+        for f in files:
+            self.owners[f.name] = owner
 
 
 def _refuse_existing(target: Path, overwrite: bool) -> None:

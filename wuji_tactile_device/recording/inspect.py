@@ -15,15 +15,19 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import CorruptChunkError, ReadLimitError, RecordingError, TactileError
+import numpy as np
+
+from ..errors import CorruptChunkError, ReadLimitError, RecordingError, TactileError, printable
 from ..contract import TRACKER_METADATA_MAX_SIZE, decode_metadata_record, decode_tactile_record
 from ..contract.naming import Stream, stream_key
-from . import json_channel
-from .replay import index_difference, streams_of
+from . import json_channel, naming
+from .replay import MAX_COLLECTIONS, index_difference, streams_of
 from .clock_anchor import wall_clock_span_of
 from .scan import FileView, ReadBudget, Scan, read_chunk, read_partial_chunk, scan
 
 MAX_LISTED = 20  # problems listed per file (all are counted)
+#: Producer sessions listed per topic (the recorder writes at most 1,024 per collection).
+MAX_LISTED_SESSIONS = 1024
 #: Largest data record checked [bytes]: 1 MiB is ~87,000 taxels, far beyond any hand (176 taxels: 2,184 B).
 INSPECT_MAX_DATA_SIZE = 1 << 20
 
@@ -136,7 +140,7 @@ class InspectReport:
         lines += [f"  {p}" for p in self.problems]
         if self.problem_count > len(self.problems):
             lines.append(f"  ... and {self.problem_count - len(self.problems)} more")
-        return "\n".join(lines)
+        return "\n".join(printable(ln) for ln in lines)  # names from the file: control characters escaped
 
 
 def _utc(epoch_ns: int) -> str:
@@ -169,7 +173,9 @@ def inspect_file(path: str | os.PathLike) -> InspectReport:
         bad_channels: set[int] = set()  # channels refused by streams_of (reported once)
         json_schemas: dict[int, dict | None] = {}  # schema id -> parsed jsonschema (None: unusable, reported)
         unchecked: set[str] = set()  # topics in encodings this package does not check
-        budget = ReadBudget(sc.size, view.path)
+        budget = ReadBudget(sc.chunk_bytes, view.path)
+        checked_collections: set[str] = set()  # at most MAX_COLLECTIONS
+        over_limit: set[str] = set()  # collections beyond it: counted per topic only
         for chunk in sc.chunks:  # one chunk in memory at a time
             try:
                 c = read_chunk(view, chunk, budget)
@@ -224,7 +230,17 @@ def inspect_file(path: str | os.PathLike) -> InspectReport:
                         unchecked.add(ch.topic)
                     continue
                 cid, stream, session = stream_of
-                stats.sessions.add(session)
+                if cid not in checked_collections:
+                    if len(checked_collections) >= MAX_COLLECTIONS:
+                        if not over_limit:
+                            report.problem(f"the file holds more than the {MAX_COLLECTIONS} tactile collections a "
+                                           f"reader reads at once (from {cid!r} on, messages are counted, not "
+                                           "checked; replay and export need --collection)")
+                        over_limit.add(cid)
+                        continue
+                    checked_collections.add(cid)
+                if len(stats.sessions) < MAX_LISTED_SESSIONS:
+                    stats.sessions.add(session)
                 report.checked_messages += 1
                 _check(report, m, cid, stream, session, taxels, adopted, early)
         partial = sc.truncation.partial_chunk if sc.truncation is not None else None
@@ -236,7 +252,7 @@ def inspect_file(path: str | os.PathLike) -> InspectReport:
             if salvage:
                 report.notes.append(f"{salvage} complete messages of the cut-off chunk are readable "
                                     "(`wuji-tactile recover` keeps them)")
-        report.collections = sorted({v[0] for v in streams.values() if v is not None})
+        report.collections = sorted(checked_collections | over_limit)
         for topic in sorted(unchecked):
             t = report.topics[topic]
             report.notes.append(f"{topic}: {t.count} messages in encoding {t.message_encoding!r} are counted, not checked")
@@ -260,6 +276,11 @@ def _check(report: InspectReport, m, cid: str, stream: Stream, session: int, tax
                 early[cid] = early.get(cid, 0) + 1
             elif record.forces.shape[0] != n:
                 report.problem(f"{where}: {record.forces.shape[0]} taxels, its session's metadata declares {n}")
+            finite = np.isfinite(record.forces)
+            if not finite.all():
+                taxel = int(np.argwhere(~finite)[0, 0])
+                report.problem(f"{where}: taxel {taxel} has a non-finite force {record.forces[taxel].tolist()} "
+                               "(a tracker refuses the frame: NonFiniteForceError)")
         else:
             metadata_record = decode_metadata_record(m.data, max_size=TRACKER_METADATA_MAX_SIZE)
             timestamp, metadata = metadata_record.timestamp, metadata_record.metadata

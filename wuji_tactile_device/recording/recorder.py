@@ -44,6 +44,7 @@ from ..contract.naming import (DATA_RECORD_SCHEMA_NAME, METADATA_RECORD_SCHEMA_N
 from ..contract.records import peek_record_times
 from ..streams.base import LivelinessChange, Message, Subscription, Transport
 from . import json_channel, naming, profiles
+from .safe_files import open_recording
 from .clock_anchor import ANCHOR_PERIOD_S, CLOCK_ANCHOR_METADATA_NAME, anchor_metadata, sample_clock_anchor
 
 log = logging.getLogger(__name__)
@@ -125,12 +126,8 @@ class McapRecorder:
             if not isinstance(k, str) or not isinstance(v, str):
                 raise TypeError(f"file_metadata must map str to str, got {k!r}: {v!r}")
             meta[k] = v
-        try:
-            self._file = open(self.path, "wb" if overwrite else "xb")
-        except FileExistsError as exc:
-            raise RecordingError(f"{self.path} already exists (pass overwrite=True / --overwrite to replace it)") from exc
-        except OSError as exc:
-            raise RecordingError(f"cannot create {self.path}: {exc.strerror}") from exc
+        # created exclusively (never through a planted link), locked while recording (`safe_files`)
+        self._file = open_recording(self.path, overwrite)
         try:
             self._writer = Writer(self._file, chunk_size=chunk_size, compression=_COMPRESSION[compression])
             self._writer.start(profile=profiles.ISAAC_HEADER_PROFILE if profile == "isaac" else naming.PROFILE, library=f"wuji_tactile_device {__version__} (mcap {mcap.__version__})")
@@ -533,10 +530,19 @@ class McapRecorder:
                 os.fsync(self._file.fileno())
         except OSError as exc:
             error = exc
+        replaced = False
+        try:
+            st, now = os.fstat(self._file.fileno()), os.stat(self.path)
+            replaced = (st.st_dev, st.st_ino) != (now.st_dev, now.st_ino)
+        except OSError:
+            replaced = True
         try:
             self._file.close()  # flushes what the failed write left buffered: fails the same way
         except OSError as exc:
             error = error or exc
+        if replaced and error is None:
+            raise RecordingError(f"{self.path} was removed or replaced by another process while this recording "
+                                 "was written; this recording is not in it")
         if error is not None:
             raise RecordingError(f"cannot finish {self.path}: {error.strerror or error} "
                                  "(the chunks written so far are recoverable: `wuji-tactile recover`)") from None

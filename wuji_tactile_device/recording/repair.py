@@ -17,7 +17,7 @@ from mcap.writer import CompressionType, Writer
 
 from .. import __version__
 from ..contract.hand_pose import HAND_POSE_RECORD_SCHEMA_NAME, encode_hand_pose_record
-from ..errors import CorruptChunkError, ReadLimitError, RecordingError
+from ..errors import CorruptChunkError, ReadLimitError, RecordingError, printable
 from .hand_channels import HAND_JOINTS_KEY, decode_hand_message, is_hand_channel
 from .profiles import ISAAC_HEADER_PROFILE, check_profile, isaac_hand_schema
 from .scan import FileView, ReadBudget, Truncation, read_chunk, read_partial_chunk, scan
@@ -75,7 +75,7 @@ class RecoveryReport:
             lines.append(f"lost: {self.orphan_messages} messages whose channel definition was in a lost chunk")
         if self.lossless:
             lines.append("nothing lost" + ("" if not self.source_was_complete else " (the source was already complete)"))
-        return "\n".join(lines)
+        return "\n".join(printable(ln) for ln in lines)  # topics from the file: control characters escaped
 
 
 def recover(source: str | os.PathLike, target: str | os.PathLike, *, overwrite: bool = False,
@@ -156,7 +156,7 @@ def _write(view, sc, out, report: RecoveryReport, schemas: dict, channels: dict,
     channel_ids: dict[int, int] = {}
     transcode: dict[int, str] = {}  # isaac: new hand channel id -> the source's hand schema name
     t0 = t1 = None
-    budget = ReadBudget(sc.size, view.path)
+    budget = ReadBudget(sc.chunk_bytes, view.path)
     chunks = list(sc.chunks)
     partial = sc.truncation.partial_chunk if sc.truncation is not None else None
     if partial is not None:

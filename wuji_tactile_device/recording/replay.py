@@ -53,6 +53,10 @@ DEFAULT_MAX_GAP_S = 5.0
 #: chunk times are not trusted and the merge yields in file order).
 MERGE_MAX_BYTES = 64 << 20
 _SESSION_HEX = re.compile(r"[0-9a-fA-F]{1,16}")
+#: Tactile collections one reader (replay, export, a view of a file) reads at once: a tracker, a
+#: queue and an output per collection. A file holding more is refused unless `collections`
+#: selects at most this many; `inspect`/`validate` check this many and count the rest.
+MAX_COLLECTIONS = 64
 
 
 def window_ns(first_ns: int | None, start_s: float | None, end_s: float | None) -> tuple[int | None, int | None]:
@@ -119,6 +123,11 @@ class McapReplay:
                 self._view.close()
                 raise RecordingError(f"{self.path} has no collection {missing[0]!r}; it holds: "
                                      f"{', '.join(available) or 'no tactile collections'}")
+        if len(selected) > MAX_COLLECTIONS:
+            self._view.close()
+            raise RecordingError(f"{self.path} holds {len(selected)} tactile collections, more than the "
+                                 f"{MAX_COLLECTIONS} a reader reads at once; select at most {MAX_COLLECTIONS} "
+                                 "with --collection ID (collections=[...])")
         self.collections: tuple[str, ...] = tuple(sorted(selected))
         self._channels = {ch: v for ch, v in self._streams.items() if v[0] in selected}
         self._session_counts = self._count_sessions()
@@ -179,7 +188,7 @@ class McapReplay:
                                  "only chunked MCAP files (as this package writes) can be replayed")
         schemas, channels = dict(sc.schemas), dict(sc.channels)
         if not sc.complete or not sc.channels:  # a cut-off file (or no summary): definitions are in the chunks
-            budget = ReadBudget(sc.size, self.path)
+            budget = ReadBudget(sc.chunk_bytes, self.path)
             for chunk in sc.chunks:
                 try:
                     contents = read_chunk(self._view, chunk, budget)
@@ -407,7 +416,7 @@ class McapReplay:
         each collection in file (= arrival) order, exactly as the recorder received it, and the
         collections merged by log time. Read-ahead stops once every chunk left is announced to
         start after the earliest message held (none of them can hold an earlier one)."""
-        budget = ReadBudget(self._scan.size, self.path)
+        budget = ReadBudget(self._scan.chunk_bytes, self.path)
         chunks: list[ChunkRef] = list(self._scan.chunks)
         if self._partial is not None:
             chunks.append(self._partial)

@@ -14,9 +14,11 @@ Bounds (see docs/reliability.md):
 - a chunk announcing more than `CHUNK_MAX_UNCOMPRESSED` bytes is refused; a chunk is
   decompressed with a hard output cap equal to its announced size, and refused when its stream
   holds more (a decompression bomb) or less;
-- one pass over a file decompresses at most `max(FILE_MIN_BUDGET, FILE_BUDGET_RATIO × file size)`
-  bytes and walks at most `max(FILE_MIN_RECORDS, file size // FILE_BYTES_PER_RECORD)` records
-  inside chunks; beyond, `ReadLimitError`;
+- one pass over a file decompresses at most `max(FILE_MIN_BUDGET, FILE_BUDGET_RATIO × chunk bytes)`
+  bytes and walks at most `max(FILE_MIN_RECORDS, chunk bytes // FILE_BYTES_PER_RECORD)` records
+  inside chunks, where chunk bytes is the size of the file's chunk records (`Scan.chunk_bytes`):
+  padding a bomb with other records (an attachment of noise) does not raise it; beyond,
+  `ReadLimitError`;
 - a record whose framing is damaged (a length running past the end of the file, a chunk header
   that does not add up) is skipped by searching forward for the next self-consistent chunk
   record; what was skipped is listed in `Scan.damage`.
@@ -63,11 +65,11 @@ _MSG_INDEX_HEAD = struct.Struct("<HI")  # channel id, records length in bytes
 #: Largest uncompressed size a chunk may announce [bytes]. This package writes chunks of at most
 #: 256 KiB (+ one message); other writers use 1–8 MiB. One chunk is in memory at a time.
 CHUNK_MAX_UNCOMPRESSED = 32 << 20
-#: Per pass over a file: decompressed bytes at most max(FILE_MIN_BUDGET, FILE_BUDGET_RATIO × file
-#: size). Tactile recordings compress about 12:1 (a 13 s simulated press: 2.9 MB in 240 kB).
+#: Per pass over a file: decompressed bytes at most max(FILE_MIN_BUDGET, FILE_BUDGET_RATIO × the
+#: bytes of its chunk records). Tactile recordings compress about 12:1 (a 13 s simulated press: 2.9 MB in 240 kB).
 FILE_MIN_BUDGET = 64 << 20
 FILE_BUDGET_RATIO = 256
-#: Per pass: records inside chunks at most max(FILE_MIN_RECORDS, file size // FILE_BYTES_PER_RECORD).
+#: Per pass: records inside chunks at most max(FILE_MIN_RECORDS, chunk bytes // FILE_BYTES_PER_RECORD).
 #: A recorded tactile message costs ~180 compressed bytes (its timestamps alone do not compress).
 FILE_MIN_RECORDS = 200_000
 FILE_BYTES_PER_RECORD = 8
@@ -246,6 +248,14 @@ class Scan:
     damage_count: int = 0  # all of them
     metadata_ignored: int = 0  # metadata records beyond MAX_METADATA_RECORDS
 
+    @property
+    def chunk_bytes(self) -> int:
+        """Bytes of the file's chunk records (with a cut-off chunk's part): what the work bound of
+        one pass is proportional to (`ReadBudget`)."""
+        n = sum(c.end - c.offset for c in self.chunks)
+        partial = self.truncation.partial_chunk if self.truncation is not None else None
+        return n + (partial.end - partial.offset if partial is not None else 0)
+
     def damaged(self, text: str) -> None:
         self.damage_count += 1
         if len(self.damage) < MAX_LISTED:
@@ -292,26 +302,27 @@ class FileView:
 
 
 class ReadBudget:
-    """The work one pass over a file may do (module doc): decompressed bytes and chunk records."""
+    """The work one pass over a file may do (module doc): decompressed bytes and chunk records,
+    proportional to `chunk_bytes` (`Scan.chunk_bytes`: the bytes of its chunk records)."""
 
-    def __init__(self, file_size: int, path: Path):
+    def __init__(self, chunk_bytes: int, path: Path):
         self.path = path
-        self.bytes_left = max(FILE_MIN_BUDGET, FILE_BUDGET_RATIO * file_size)
-        self.records_left = max(FILE_MIN_RECORDS, file_size // FILE_BYTES_PER_RECORD)
+        self.bytes_left = max(FILE_MIN_BUDGET, FILE_BUDGET_RATIO * chunk_bytes)
+        self.records_left = max(FILE_MIN_RECORDS, chunk_bytes // FILE_BYTES_PER_RECORD)
         self._bytes_total, self._records_total = self.bytes_left, self.records_left
 
     def charge_bytes(self, n: int, chunk: ChunkRef) -> None:
         if n > self.bytes_left:
             raise ReadLimitError(
                 f"{self.path}: {chunk.describe()} would bring the bytes decompressed from this file past its limit "
-                f"of {self._bytes_total} (max({FILE_MIN_BUDGET >> 20} MiB, {FILE_BUDGET_RATIO} x the file size)); "
+                f"of {self._bytes_total} (max({FILE_MIN_BUDGET >> 20} MiB, {FILE_BUDGET_RATIO} x its chunk bytes)); "
                 "a decompression bomb, not a recording")
         self.bytes_left -= n
 
     def record_limit_error(self, chunk: ChunkRef) -> ReadLimitError:
         return ReadLimitError(
             f"{self.path}: {chunk.describe()} brings the records read from this file past its limit of "
-            f"{self._records_total} (max({FILE_MIN_RECORDS}, file size / {FILE_BYTES_PER_RECORD} B)); "
+            f"{self._records_total} (max({FILE_MIN_RECORDS}, chunk bytes / {FILE_BYTES_PER_RECORD} B)); "
             "a file of tiny records, not a recording")
 
 
@@ -347,6 +358,7 @@ def scan(view: FileView) -> Scan:
             # a cut, or damaged framing with intact chunks after it
             resume = end if end <= size else _find_chunk(buf, pos + 1, size)
             if resume is not None:
+                resume = _resync(buf, pos + 1, resume)  # intact records before the chunk are kept
                 last_chunk = None
                 out.damaged(f"bytes {pos} .. {resume} are unreadable (a {_record_name(opcode)} record at byte "
                                   f"{pos} whose length or header does not add up); reading resumed at byte {resume}")
@@ -453,6 +465,35 @@ def _cut_chunk_ref(buf, body: int, size: int, pos: int, index: int) -> ChunkRef:
 
 _RESYNC_KEYS = (_U32.pack(4) + b"zstd", _U32.pack(3) + b"lz4")
 _CHUNK_FIXED = _REC.size + _CHUNK_HEAD.size  # opcode, length, start, end, uncompressed size, crc
+
+
+#: Top-level opcodes a resynchronisation may land on (not message: this package never writes loose ones).
+_RESYNC_OPCODES = frozenset({OP_HEADER, OP_SCHEMA, OP_CHANNEL, OP_CHUNK, OP_MESSAGE_INDEX, OP_ATTACHMENT,
+                             OP_METADATA})
+#: Work bound of one resynchronisation [record steps]: beyond it, reading resumes at the chunk found.
+_RESYNC_MAX_STEPS = 200_000
+
+
+def _resync(buf, start: int, chunk_at: int) -> int:
+    """The first offset in [start, chunk_at] from which a chain of well-framed top-level records
+    (known opcodes, lengths inside the gap) ends exactly at `chunk_at`, the next self-consistent
+    chunk: the intact records (file metadata, schemas, channels) between a damaged record and that
+    chunk are read instead of skipped. `chunk_at` itself when no such chain exists."""
+    steps = 0
+    for p in range(start, chunk_at):
+        if buf[p] not in _RESYNC_OPCODES:
+            continue
+        q = p
+        while q < chunk_at and steps < _RESYNC_MAX_STEPS:
+            steps += 1
+            if q + _REC.size > chunk_at or buf[q] not in _RESYNC_OPCODES:
+                break
+            q += _REC.size + _U64.unpack_from(buf, q + 1)[0]
+        if q == chunk_at:
+            return p
+        if steps >= _RESYNC_MAX_STEPS:
+            break
+    return chunk_at
 
 
 def _find_chunk(buf, start: int, size: int) -> int | None:

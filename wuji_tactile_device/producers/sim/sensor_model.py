@@ -27,6 +27,7 @@ seed gives the same parameters, dead taxels and noise sequence.
 from __future__ import annotations
 
 import json
+import re
 import math
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -156,16 +157,52 @@ class SensorModel:
         return y.astype(np.float32)
 
 
+#: Limits of a sensor-model file: its size [bytes], its JSON nesting, and per parameter the
+#: largest value a file may give (latency: its frames are buffered, 1 s = 100 frames).
+FILE_MAX_BYTES = 1 << 20
+FILE_MAX_DEPTH = 16
+FILE_MAX_VALUE = {"latency": 1.0}
+
+
+# everything but brackets (strings are not parsed: brackets inside one count too, an
+# over-estimate that only a string of 16 nested brackets could trip)
+_NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
+
+
 def load_sensor_specs(path: str | Path) -> dict[str, float | tuple[float, float]]:
-    """Parameter specs from a sensor-model JSON file (format in the module docstring)."""
+    """Parameter specs from a sensor-model JSON file (format in the module docstring). A file
+    larger than `FILE_MAX_BYTES`, not UTF-8 text, nested deeper than `FILE_MAX_DEPTH` or giving a
+    parameter beyond `FILE_MAX_VALUE` is refused with a `ProducerError` naming the key and limit."""
     path = Path(path)
-    try:
-        doc = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise ProducerError(f"sensor model file {str(path)!r} does not exist") from None
-    except json.JSONDecodeError as exc:
-        raise ProducerError(f"sensor model file {str(path)!r}: not JSON ({exc})") from None
     where = f"sensor model file {str(path)!r}"
+    try:
+        size = path.stat().st_size
+        if size > FILE_MAX_BYTES:
+            raise ProducerError(f"{where} is {size} bytes, larger than the {FILE_MAX_BYTES >> 20} MiB a sensor "
+                                "model file may be")
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise ProducerError(f"{where} does not exist") from None
+    except OSError as exc:
+        raise ProducerError(f"{where}: cannot read it ({exc.strerror})") from None
+    if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        raise ProducerError(f"{where} is UTF-16 text; save it as UTF-8")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ProducerError(f"{where} is not UTF-8 text (byte {exc.start} is 0x{raw[exc.start]:02x}): "
+                            "not a JSON sensor model") from None
+    depth = deepest = 0
+    for ch in _NOT_BRACKETS.sub("", text):  # nesting counted before parsing (no RecursionError)
+        depth += 1 if ch in "[{" else -1
+        deepest = max(deepest, depth)
+        if deepest > FILE_MAX_DEPTH:
+            raise ProducerError(f"{where}: JSON nested more than {FILE_MAX_DEPTH} levels deep (a sensor model "
+                                "needs 3)")
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ProducerError(f"{where}: not JSON ({exc})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT_NAME:
         raise ProducerError(f"{where}: 'format' must be {FORMAT_NAME!r}")
     if doc.get("version") != FORMAT_VERSION:
@@ -190,6 +227,11 @@ def load_sensor_specs(path: str | Path) -> dict[str, float | tuple[float, float]
                 specs[name] = (float(lo), float(hi))
         except (TypeError, ValueError):
             raise ProducerError(f"{where}: parameter {name!r}: 'value' must be a number, 'range' [lo, hi]") from None
+        top = specs[name] if isinstance(specs[name], float) else specs[name][1]
+        limit = FILE_MAX_VALUE.get(name)
+        if limit is not None and not top <= limit:
+            raise ProducerError(f"{where}: parameter {name!r}: {top:g} {UNITS[name]} is more than the {limit:g} "
+                                f"{UNITS[name]} a sensor model file may give")
     try:
         SensorModel(specs, np.zeros((1, 3)), np.zeros(1))   # range and bound checks
     except ValueError as exc:
