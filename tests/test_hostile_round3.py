@@ -350,9 +350,25 @@ def test_n12_a_missing_extra_is_refused_before_the_recording_is_replaced(tmp_pat
     good.write_bytes(b"an earlier recording")
     monkeypatch.setitem(sys.modules, "foxglove", None)  # the 'view' extra is not installed
     code, out, err = cli(capsys, "sim", "--scenario", "press", "--duration", "0.05", "--record", str(good),
-                         "--overwrite", "--record-view")
+                         "--overwrite", "--foxglove", "--foxglove-port", "0")
     assert code == 1 and "'view' extra" in err, err
     assert good.read_bytes() == b"an earlier recording"
+
+
+def test_the_base_install_records_the_view_without_the_view_extra(tmp_path, capsys, monkeypatch):
+    """The README's main job runs on the base install: `sim --record` writes the 3-D view's topics
+    (JSON, written by the package itself) without foxglove-sdk."""
+    import sys
+
+    from wuji_tactile_device.recording.inspect import inspect_file
+
+    monkeypatch.setitem(sys.modules, "foxglove", None)  # the 'view' extra is not installed
+    out_file = tmp_path / "press.mcap"
+    code, out, err = cli(capsys, "sim", "--scenario", "press", "--duration", "0.05", "--record", str(out_file))
+    assert "extra" not in err and f"recorded {out_file}" in out, (code, out, err)  # (0.05 s: the checks fail, rc 1)
+    report = inspect_file(out_file)
+    assert report.valid
+    assert "tactile/right/view/scene" in report.topics
 
 
 # -- R17: absurd arguments are usage errors (exit 2, one line naming the option) -----------------

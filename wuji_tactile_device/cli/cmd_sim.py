@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     from .output import require_extra
 
     # Everything that can refuse the run is checked before any file is created or replaced.
-    if args.record_view or args.foxglove:
+    if args.foxglove:  # the recorded view is written by the package itself; the live server needs the SDK
         require_extra("foxglove", "view")
     if args.images:
         check_target(args.images, args.overwrite)  # the same rule as the recording
