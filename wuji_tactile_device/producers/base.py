@@ -102,6 +102,10 @@ class Producer(ABC):
     finished: bool = False
     #: The producer session to publish under (None: a fresh random one; a replay keeps the recorded one).
     producer_session: int | None = None
+    #: The producer's local monotonic clock [ns]. The run loop paces, times metadata and measures
+    #: `duration_s` on the same one (unless given another), so a test that injects a fake clock
+    #: into the producer (e.g. `HardwareProducer(clock_ns=...)`) drives the whole run with it.
+    clock_ns: Callable[[], int] = staticmethod(time.monotonic_ns)
 
     @abstractmethod
     def next_frame(self) -> Frame | None:
@@ -169,14 +173,15 @@ class ProducerRunner:
     as it appears on `transport` plus the producer's `recording_outputs`; the runner polls it, the
     caller closes it. `speed`: on-demand producers run at real time × speed, None = as fast as
     possible. `progress`: anything with `update(n)` (a tqdm bar). `clock_ns` / `sleep`: the
-    runner's time (tests use a fake clock; the publisher stamps frames with the real one).
+    runner's time (default: the producer's own `clock_ns`, so producer and loop share one clock;
+    tests use a fake clock; the publisher stamps frames with the real one).
     """
 
     def __init__(self, producer: Producer, transport: Transport | None = None, *,
                  publisher: TactilePublisher | None = None, recorder: Any = None,
                  sinks: list[FrameSink] | tuple[FrameSink, ...] = (), metadata_period_s: float = 1.0,
                  speed: float | None = None, progress: Any = None, idle_sleep_s: float = 0.001,
-                 clock_ns: Callable[[], int] = time.monotonic_ns, sleep: Callable[[float], None] = time.sleep):
+                 clock_ns: Callable[[], int] | None = None, sleep: Callable[[float], None] = time.sleep):
         if not metadata_period_s > 0:
             raise ValueError(f"metadata_period_s must be > 0 s, got {metadata_period_s!r}")
         if speed is not None and not speed > 0:
@@ -193,6 +198,7 @@ class ProducerRunner:
         self.progress = progress
         self.idle_sleep_s = idle_sleep_s
         self.counters = RunCounters()
+        clock_ns = clock_ns or producer.clock_ns
         self._clock_ns, self._sleep = clock_ns, sleep
         self._period_ns = int(metadata_period_s * 1e9)
         self._recorder = recorder

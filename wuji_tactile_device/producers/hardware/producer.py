@@ -157,8 +157,13 @@ class HardwareProducer(Producer):
     period_s = None
 
     def __init__(self, device: FingertipDevice, config: HardwareConfig, *,
-                 on_event: Callable[[ProducerEvent], None] | None = None):
+                 on_event: Callable[[ProducerEvent], None] | None = None,
+                 clock_ns: Callable[[], int] | None = None):
         self.device = device
+        #: The one local monotonic clock [ns] of this producer: staleness, backoff, events, the
+        #: start-up grace — the device's (`device.clock_ns`, which stamps arrivals) unless given;
+        #: the run loop takes the same one (`Producer.clock_ns`).
+        self.clock_ns = clock_ns or getattr(device, "clock_ns", None) or time.monotonic_ns
         self.config = config
         #: The stated base pose of the recorded hand poses (x, y, z, qx, qy, qz, qw; None: the wrist frame).
         self.base_pose = as_base_pose(config.base_pose)
@@ -223,7 +228,7 @@ class HardwareProducer(Producer):
         self.joints: JointPairing | None = self._open_joint_states()
         if self.joints is not None:
             self._frame.extras = {HAND_JOINTS_EXTRA: None}
-        self._grace_end_ns = time.monotonic_ns() + int(config.startup_grace_s * 1e9)
+        self._grace_end_ns = self.clock_ns() + int(config.startup_grace_s * 1e9)
         for f in self._fingers.values():
             f.last_received_ns = self._grace_end_ns
 
@@ -342,7 +347,7 @@ class HardwareProducer(Producer):
         waiting, pull, check and assemble what arrived first. None: no complete tick (or a finger
         is unavailable)."""
         if not self._ready:
-            self._pull(time.monotonic_ns() if now_ns is None else now_ns)
+            self._pull(self.clock_ns() if now_ns is None else now_ns)
         if not self._ready:
             return None
         return self._to_frame(self._ready.popleft())
@@ -434,7 +439,7 @@ class HardwareProducer(Producer):
 
     def _mark_unavailable(self, fingers: list[_Finger], why: str) -> None:
         names = tuple(s.name for s in fingers)
-        now = time.monotonic_ns()
+        now = self.clock_ns()
         for s in fingers:
             s.unavailable = True
             s.unavailable_since_ns = now
@@ -456,7 +461,7 @@ class HardwareProducer(Producer):
         """Re-confirm a returning finger: online flag and info, each SDK call bounded by
         `config.recovery.timeout_s`; a failed attempt is retried with exponential backoff."""
         backoff = self._backoff[finger.name]
-        now = time.monotonic_ns()
+        now = self.clock_ns()
         if not backoff.due(now):
             return
         r = self.recovery
@@ -492,7 +497,7 @@ class HardwareProducer(Producer):
                     "when all fingers are available")
 
     def _event(self, kind: str, fingers: tuple[str, ...], message: str) -> None:
-        ev = ProducerEvent(kind, fingers, message)
+        ev = ProducerEvent(kind, fingers, message, self.clock_ns())
         self.events.append(ev)
         if len(self.events) > 1000:
             del self.events[:500]
