@@ -24,7 +24,7 @@ from wuji_tactile_device.contract.geometry import pose_to_matrix, skin_taxel_pos
 from wuji_tactile_device.contract.records import DeviceDataTimestamp  # noqa: E402
 from wuji_tactile_device.hands.openxr_pose import openxr_joint_poses  # noqa: E402
 from wuji_tactile_device.integrations.foxglove_live import RecordedHands, segment_poses_from_hand  # noqa: E402
-from wuji_tactile_device.integrations.sim_recording import record_simulation  # noqa: E402
+from wuji_tactile_device.run.simulation import record_simulation  # noqa: E402
 from wuji_tactile_device.producers.sim.layout_metadata import sim_metadata  # noqa: E402
 from wuji_tactile_device.producers.sim.producer import SimProducer  # noqa: E402
 from wuji_tactile_device.producers.sim.scenarios import make_scenario  # noqa: E402

@@ -17,9 +17,8 @@ from wuji_tactile_device.producers.base import ProducerRunner
 from wuji_tactile_device.producers.hardware import HardwareConfig, HardwareProducer, SdkFingertipDevice
 from wuji_tactile_device.producers.emulated import simulation_forces
 from wuji_tactile_device.producers.sim.layout_metadata import sim_metadata
-from wuji_tactile_device.producers.sim.producer import run_scenario
+from wuji_tactile_device.run.simulation import run_scenario
 from wuji_tactile_device.producers.sim.scenarios import make_scenario
-from wuji_tactile_device.streams.publisher import TactilePublisher
 from wuji_tactile_device.recording import McapReplay
 from wuji_tactile_device.streams.tracker import TactileTracker
 from wuji_tactile_device.streams.inproc import InProcessBus
@@ -30,14 +29,13 @@ FRAMES = make_scenario("press").num_frames  # whole scenario: approach, press ra
 def _sim_producer_frames(side: str) -> tuple[list[np.ndarray], object]:
     bus = InProcessBus()
     tracker = TactileTracker(f"tactile/{side}", bus)
-    publisher = TactilePublisher(f"tactile/{side}", sim_metadata(side), bus)
     frames: list[np.ndarray] = []
 
     def on_frame(_sim, _reading):
         tracker.update()
         frames.append(np.array(tracker.get_data().forces))
 
-    run_scenario(make_scenario("press"), side=side, publisher=publisher, on_frame=on_frame)
+    run_scenario(make_scenario("press"), side=side, transport=bus, on_frame=on_frame)
     return frames, tracker.get_metadata()
 
 

@@ -1,12 +1,14 @@
-"""Record a simulation run with Isaac Teleop's replay profile, in one call.
+"""Simulation runs in one call, on the one run function (`run.run`).
 
-`record_simulation` is `wuji-tactile sim --record FILE --compression none` as a function: the
-run loop (`ProducerRunner`) drives a `SimProducer` on an in-process bus and records the tactile
-collection plus the simulated hand's joint poses on Isaac Teleop's hand channels (the producer's
-`recording_outputs`), both with the same `DeviceDataTimestamp` per frame and logged on the
-simulated clock, so a `TeleopSession` in replay mode sees hand frame k next to tactile frame k
-and the file plays for as long as the simulation ran. The file is uncompressed by default
-(`ISAAC_TELEOP_COMPRESSION`), the only chunk encoding Isaac Teleop 1.5's `ReplaySession` reads.
+`record_simulation` is `wuji-tactile sim --record FILE --compression none` as a function: it
+drives a `SimProducer` on an in-process bus and records the tactile collection plus the
+simulated hand's joint poses on Isaac Teleop's hand channels (the producer's side topics), both
+with the same `DeviceDataTimestamp` per frame and logged on the simulated time line, so a
+`TeleopSession` in replay mode sees hand frame k next to tactile frame k and the file plays for
+as long as the simulation ran. The file is uncompressed by default (`ISAAC_TELEOP_COMPRESSION`),
+the only chunk encoding Isaac Teleop 1.5's `ReplaySession` reads.
+
+`run_scenario` runs a scenario to its end for its checks (optionally publishing on a transport).
 """
 from __future__ import annotations
 
@@ -14,15 +16,17 @@ import os
 from typing import Callable
 
 from ..contract.records import DeviceDataTimestamp
-from ..producers.base import FrameSink, ProducerRunner
+from ..producers.base import FrameSink
 from ..producers.sim.hand_sim import HandSimulation
 from ..producers.sim.producer import SimProducer
-from ..producers.sim.scenarios import Scenario
+from ..producers.sim.scenarios import Scenario, ScenarioResult
 from ..recording.hand_channels import DEFAULT_HAND_BASE_NAME, ISAAC_TELEOP_COMPRESSION
-from ..recording.recorder import McapRecorder
-from ..streams.inproc import InProcessBus
+from ..streams.base import Transport
+from . import RecordOptions, run
 
 FrameCallback = Callable[[HandSimulation, object, DeviceDataTimestamp], None]
+#: `run_scenario`'s per-frame callback: (the simulation, its last reading).
+ScenarioCallback = Callable[[HandSimulation, object], None]
 
 
 def record_simulation(path: str | os.PathLike, scenario: Scenario, *, side: str = "right", seed: int = 0,
@@ -34,19 +38,32 @@ def record_simulation(path: str | os.PathLike, scenario: Scenario, *, side: str 
     with the frame's published timestamp (e.g. to keep the simulator's ground truth)."""
     producer = SimProducer(scenario, side=side, seed=seed, collection_id=collection_id, max_frames=max_frames,
                            hands_name=hands_name)
-    sinks = [] if on_frame is None else [_Callback(producer, on_frame)]
-    bus = InProcessBus()
-    with McapRecorder(path, compression=compression, overwrite=overwrite,
-                      file_metadata=producer.file_metadata()) as recorder:
-        with ProducerRunner(producer, bus, recorder=recorder, sinks=sinks) as runner:
-            runner.run(handle_signals=False)
-    producer.close()
+    sinks = [] if on_frame is None else [_Callback(producer, lambda sim, reading, ts: on_frame(sim, reading, ts))]
+    run([producer], transport="inproc", record=RecordOptions(path, overwrite=overwrite, compression=compression),
+        sinks=sinks, handle_signals=False)
     return producer.frames
 
 
+def run_scenario(scenario: Scenario, *, side: str = "right", seed: int = 0, transport: Transport | None = None,
+                 collection_id: str | None = None, images: bool = False, realtime: bool = False,
+                 on_frame: ScenarioCallback | None = None, progress=None,
+                 max_frames: int | None = None) -> ScenarioResult:
+    """Run `scenario` to its end (or `max_frames`) on the run loop; returns its checks.
+
+    `transport`: publish every frame on it (collection `collection_id`, default `tactile/<side>`;
+    it stays open for the caller); None: an in-process bus nobody reads (only the checks count).
+    `on_frame(sim, reading)` runs after every frame; `progress` is anything with `update(n)`."""
+    producer = SimProducer(scenario, side=side, seed=seed, images=images, max_frames=max_frames,
+                           collection_id=collection_id)
+    sinks = [] if on_frame is None else [_Callback(producer, lambda sim, reading, _ts: on_frame(sim, reading))]
+    run([producer], transport=transport if transport is not None else "inproc", sinks=sinks,
+        speed=1.0 if realtime else None, progress=progress, handle_signals=False)
+    return producer.result()
+
+
 class _Callback(FrameSink):
-    def __init__(self, producer: SimProducer, on_frame: FrameCallback):
-        self._producer, self._on_frame = producer, on_frame
+    def __init__(self, producer: SimProducer, call: Callable[[HandSimulation, object, DeviceDataTimestamp], None]):
+        self._producer, self._call = producer, call
 
     def on_frame(self, frame, sequence, timestamp) -> None:
-        self._on_frame(self._producer.sim, self._producer.reading, timestamp)
+        self._call(self._producer.sim, self._producer.reading, timestamp)

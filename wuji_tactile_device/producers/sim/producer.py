@@ -31,8 +31,7 @@ import numpy as np
 from ...contract.records import DeviceDataTimestamp
 from ...hands.openxr_pose import JOINT_RADIUS_M
 from ...recording.hand_channels import DEFAULT_HAND_BASE_NAME, HandPoseChannels
-from ...streams.publisher import TactilePublisher
-from ..base import EXTRA_FORCE_IMAGES, EXTRA_HAND_JOINT_POSES, Frame, FrameSink, Producer, ProducerRunner
+from ..base import EXTRA_FORCE_IMAGES, EXTRA_HAND_JOINT_POSES, Frame, FrameSink, Producer
 from .contact_forces import TactileReading
 from .hand_pose import SIM_BASE_SPACE, SimHandPoses
 from .hand_sim import HandSimulation
@@ -145,28 +144,3 @@ class HandPoseSink(FrameSink):
 
     def on_frame(self, frame: Frame, sequence: int, timestamp: DeviceDataTimestamp) -> None:
         self._channels.write({self._side: frame.extras[EXTRA_HAND_JOINT_POSES]}, timestamp, radius=JOINT_RADIUS_M)
-
-
-class _Callback(FrameSink):
-    def __init__(self, producer: SimProducer, on_frame: FrameCallback):
-        self._producer, self._on_frame = producer, on_frame
-
-    def on_frame(self, frame, sequence, timestamp) -> None:
-        self._on_frame(self._producer.sim, self._producer.reading)
-
-
-def run_scenario(scenario: Scenario, *, side: str = "right", seed: int = 0,
-                 publisher: TactilePublisher | None = None, images: bool = False, realtime: bool = False,
-                 on_frame: FrameCallback | None = None, progress=None,
-                 max_frames: int | None = None) -> ScenarioResult:
-    """Run `scenario` to its end (or `max_frames`) on the run loop; returns its checks.
-
-    `publisher`: publish every frame through it (its collection; None = publish nothing);
-    `on_frame(sim, reading)` runs after every frame; `progress` is anything with `update(n)`."""
-    producer = SimProducer(scenario, side=side, seed=seed, images=images, max_frames=max_frames,
-                           collection_id=None if publisher is None else publisher.collection_id)
-    sinks = [] if on_frame is None else [_Callback(producer, on_frame)]
-    runner = ProducerRunner(producer, publisher=publisher, sinks=sinks, speed=1.0 if realtime else None,
-                            progress=progress)
-    runner.run(handle_signals=False)
-    return producer.result()
