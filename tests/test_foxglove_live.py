@@ -212,8 +212,11 @@ def test_sim_record_view_writes_the_view_topics_into_the_recording(tmp_path, muj
     assert counts[f"{CID}/metadata"] == 1 and counts["hands/right_hand"] == FRAMES
     assert counts[f"{CID}/view/images"] >= FRAMES // 4 and counts[f"{CID}/view/tf"] >= 1
     assert len(scenes) >= FRAMES // 4
+    with open(path, "rb") as f:  # the view's topics are logged like the records: + the file's one offset
+        offset = int({m.name: m.metadata for m in make_reader(f).iter_metadata()}
+                     ["wuji_tactile_device"]["log_time_offset_ns"])
     for log_time, positions in scenes:
-        k = round((log_time - start) / 10_000_000) - 1
+        k = round((log_time - offset - start) / 10_000_000) - 1
         np.testing.assert_allclose(positions, mujoco_taxels[k], atol=1e-5, rtol=0)
     refused = subprocess.run([SCRIPT, "sim", "--record-view"], capture_output=True, text=True, timeout=60, env=ENV)
     assert refused.returncode == 1

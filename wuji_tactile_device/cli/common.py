@@ -110,6 +110,16 @@ def add_recording_arguments(parser: argparse.ArgumentParser, help_extra: str = "
     parser.add_argument("--compression", choices=("zstd", "lz4", "none"), default="zstd",
                         help="chunk compression of --record (default zstd; none: the files Isaac Teleop's "
                              "ReplaySession opens)")
+    add_log_time_argument(parser)
+
+
+def add_log_time_argument(parser: argparse.ArgumentParser) -> None:
+    """`--log-time-base epoch|monotonic` (every command that records)."""
+    parser.add_argument("--log-time-base", choices=("epoch", "monotonic"), default="epoch",
+                        help="MCAP log times of the recording: epoch (UTC ns, default: lines up with other "
+                             "recordings and shows the real date in viewers) or monotonic (this machine's monotonic "
+                             "clock, as files were written before); the records' own timestamps are the same "
+                             "either way")
 
 
 # -- live view -----------------------------------------------------------------------------------
@@ -199,7 +209,8 @@ def run_producers(producers: list, args: argparse.Namespace, *, transport=None, 
     record = None
     if getattr(args, "record", None):
         record = RecordOptions(args.record, overwrite=args.overwrite, compression=getattr(args, "compression", "zstd"),
-                               file_metadata=dict(file_metadata or {}))
+                               file_metadata=dict(file_metadata or {}),
+                               log_time_base=getattr(args, "log_time_base", "epoch"))
     collections = [p.collection_id for p in producers]
 
     def views(opened) -> list:

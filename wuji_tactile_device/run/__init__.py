@@ -50,10 +50,15 @@ class RecordOptions:
     overwrite: bool = False
     compression: str = "zstd"
     file_metadata: dict[str, str] = field(default_factory=dict)
+    #: "epoch": MCAP log times on the UTC epoch (default); "monotonic": the records' own time line
+    #: (`recording.clock_anchor`).
+    log_time_base: str = "epoch"
 
     def __post_init__(self) -> None:
         if self.compression not in COMPRESSIONS:
             raise ValueError(f"compression must be one of {', '.join(COMPRESSIONS)}, got {self.compression!r}")
+        if self.log_time_base not in ("epoch", "monotonic"):
+            raise ValueError(f"log_time_base must be epoch or monotonic, got {self.log_time_base!r}")
 
 
 class View:
@@ -114,7 +119,7 @@ def run(producers: Sequence[Producer], *, transport: str | TransportSpec | Trans
             meta = {**producers[0].file_metadata(), "collections": ",".join(p.collection_id for p in producers),
                     **record.file_metadata}
             recorder = McapRecorder(record.path, overwrite=record.overwrite, file_metadata=meta,
-                                    compression=record.compression)
+                                    compression=record.compression, log_time_base=record.log_time_base)
         if views is not None:
             shown = [v for v in views(opened) if v is not None]
         for k, producer in enumerate(producers):
