@@ -23,7 +23,7 @@ ALLOWED = {
     "streams": {"errors", "contract"},
     "recording": {"errors", "contract", "streams", ""},
     "hands": {"errors", "contract"},
-    "producers": {"errors", "contract", "streams", "recording", "hands", ""},
+    "producers": {"errors", "contract", "streams", "hands", ""},  # beside recording: frames, not files
     "integrations": {"errors", "contract", "streams", "recording", "hands", "producers", ""},
     "run": {"errors", "contract", "streams", "recording", "hands", "producers", ""},
     "plot": {"errors", "contract", "streams", "recording", "hands", ""},
@@ -192,7 +192,7 @@ def layer_figures() -> dict[str, int]:
 
 def test_structure_figures_hold_the_target():
     figures = layer_figures()
-    assert figures["floors"] <= 7, figures
+    assert figures["floors"] <= 6, figures
 
 
 if __name__ == "__main__":

@@ -22,7 +22,8 @@ from mcap.reader import make_reader
 from wuji_tactile_device.errors import RecordingWarning
 from wuji_tactile_device.contract.geometry import quat_to_matrix
 from wuji_tactile_device.producers.emulated import EmulatedHand2, simulation_layout
-from wuji_tactile_device.producers.base import ProducerRunner
+
+from wuji_tactile_device.run import runner_for
 from wuji_tactile_device.producers.hardware import (HardwareConfig, HardwareProducer,
                                                     ResultantRecorder, SdkFingertipDevice)
 from wuji_tactile_device.producers.emulated import simulation_forces
@@ -69,7 +70,7 @@ def _record(path: Path, emu: EmulatedHand2, forces_iter, **config):
     live = []
     with McapRecorder(path) as rec:
         # the run loop records the collection and the producer's recording output (the resultants)
-        runner = ProducerRunner(producer, bus, recorder=rec)
+        runner = runner_for(producer, bus, recorder=rec)
         for forces in forces_iter:
             emu.emit(forces)
             assert runner.step() == 1  # polls the recorder too

@@ -103,7 +103,10 @@ def test_emulated_cli_records_an_mcap_with_the_simulations_layout(tmp_path: Path
     assert gaps.min() == 10_000_000 and gaps.max() >= 200_000_000  # the offline stretch is a gap, not stale data
     # one device-resultant message per published tick, joined on the data record's sequence
     with open(out, "rb") as f:
-        res = {m.sequence: m.publish_time for _, c, m in make_reader(f).iter_messages(log_time_order=False)
+        reader = make_reader(f)
+        # the device resultants are logged like the records: + the file's one log-time offset
+        offset = int({m.name: m.metadata for m in reader.iter_metadata()}["wuji_tactile_device"]["log_time_offset_ns"])
+        res = {m.sequence: m.publish_time - offset for _, c, m in reader.iter_messages(log_time_order=False)
                if c.topic == "tactile/right/device_resultants"}
     assert res == {fr.sequence: fr.timestamp.sample_time_local_common_clock for fr in frames}
     assert not out.with_suffix(".resultants.csv").exists()

@@ -2,8 +2,10 @@
 
 `run(producers, transport=..., record=RecordOptions(...), sinks=..., speed=..., duration_s=...,
 max_frames=...)` opens the transport (a spec of the transport registry, `streams.open_transport`:
-"inproc", "zenoh", ...; or an open `Transport`), records every producer's collection and its
-side topics when `record` is given, attaches live views, drives every producer on the one run
+"inproc", "zenoh", ...; or an open `Transport`), records every producer's collection and the
+side channels of the side data it declares (`recording.side_channels`; a device's own topics
+through its `device_topics(recorder)`) when `record` is given, asks each producer for the side
+data the recording and views use (`Producer.extras_wanted`), attaches live views, drives every producer on the one run
 loop (`producers.base.run_together`) and then closes everything — the recording finished first,
 with SIGINT/SIGTERM ignored meanwhile — producers included. The CLI (`sim`, `hw`,
 `replay --publish`), `run.simulation.record_simulation` and the tests go through it; no other
@@ -19,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-from ..producers.base import FrameSink, Producer, ProducerRunner, RunCounters, run_together
+from ..producers.base import EXTRA_HAND_JOINT_POSES, FrameSink, Producer, ProducerRunner, RunCounters, run_together
 from ..streams import InProcessBus, Transport, open_transport
 
 #: `RecordOptions.compression` values (the recorder's chunk compressions).
@@ -123,12 +125,9 @@ def run(producers: Sequence[Producer], *, transport: str | TransportSpec | Trans
         if views is not None:
             shown = [v for v in views(opened) if v is not None]
         for k, producer in enumerate(producers):
-            mine = list(sinks) if k == 0 else []
-            for view in shown:
-                producer.enable_hand_poses()
-                mine.append(view.for_collection(producer.collection_id))
-            runners.append(ProducerRunner(producer, opened, recorder=recorder, sinks=mine, speed=speed,
-                                          progress=progress, metadata_period_s=metadata_period_s))
+            runners.append(runner_for(producer, opened, recorder=recorder, sinks=list(sinks) if k == 0 else [],
+                                      views=shown, speed=speed, progress=progress,
+                                      metadata_period_s=metadata_period_s))
         with around_loop() if around_loop is not None else contextlib.nullcontext():
             run_together(runners, duration_s=duration_s, max_frames=max_frames, handle_signals=handle_signals)
         if recorder is not None and not isinstance(opened, InProcessBus):
@@ -160,6 +159,34 @@ def run(producers: Sequence[Producer], *, transport: str | TransportSpec | Trans
     return [r.counters for r in runners]
 
 
+def runner_for(producer: Producer, transport: Transport | None, *, recorder: Any = None,
+               sinks: Iterable[FrameSink] = (), views: Sequence[Any] = (), speed: float | None = None,
+               progress: Any = None, metadata_period_s: float = 1.0, **runner_kwargs: Any) -> ProducerRunner:
+    """One producer wired to `transport` and, when given, `recorder` (an open `McapRecorder`):
+    the recording's side channels for the side data the producer declares
+    (`recording.side_channels`) and its device topics (`device_topics(recorder)`, e.g. the
+    hardware's resultants and health) come first, then `sinks`, then one sink per view; the
+    producer is asked for the side data they use (`extras_wanted`). The run loop that `run`
+    drives (for a caller that steps it itself, e.g. a test). The caller closes it."""
+    mine: list[Any] = []
+    wanted = set(producer.extras_wanted)
+    if recorder is not None:  # the recording's side channels first, as declared by the producer
+        from ..recording.side_channels import recorded_extras, side_channel_writers
+
+        mine += side_channel_writers(recorder, producer)
+        wanted |= recorded_extras(producer)
+        device_topics = getattr(producer, "device_topics", None)  # a device's own topics (hardware)
+        if device_topics is not None:
+            mine += device_topics(recorder)
+    mine += list(sinks)
+    for view in views:  # a view draws the hand where the producer knows it
+        wanted |= {EXTRA_HAND_JOINT_POSES} & producer.extras_provided
+        mine.append(view.for_collection(producer.collection_id))
+    producer.extras_wanted = frozenset(wanted)
+    return ProducerRunner(producer, transport, recorder=recorder, sinks=mine, speed=speed, progress=progress,
+                          metadata_period_s=metadata_period_s, **runner_kwargs)
+
+
 @contextlib.contextmanager
 def _signals_ignored():
     """SIGINT and SIGTERM ignored inside (main thread only): a second Ctrl-C must not cut a
@@ -178,4 +205,4 @@ def _signals_ignored():
             signal.signal(s, handler)
 
 
-__all__ = ["COMPRESSIONS", "RecordOptions", "TransportSpec", "View", "as_transport", "run"]
+__all__ = ["COMPRESSIONS", "RecordOptions", "TransportSpec", "View", "as_transport", "run", "runner_for"]

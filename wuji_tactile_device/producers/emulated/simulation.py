@@ -125,8 +125,25 @@ class EmulatedHandProducer(Producer):
     def on_published(self, frame, sequence, timestamp) -> None:
         self.hardware.on_published(frame, sequence, timestamp)
 
-    def recording_outputs(self, recorder) -> list[FrameSink]:
-        return self.hardware.recording_outputs(recorder)
+    # the hardware producer's side data and device topics are this producer's
+    @property
+    def extras_provided(self) -> frozenset[str]:  # type: ignore[override]
+        return self.hardware.extras_provided
+
+    @property
+    def extras_wanted(self) -> frozenset[str]:  # type: ignore[override]
+        return self.hardware.extras_wanted
+
+    @extras_wanted.setter
+    def extras_wanted(self, keys: frozenset[str]) -> None:
+        self.hardware.extras_wanted = frozenset(keys)
+
+    @property
+    def hand_channels(self):  # type: ignore[override]
+        return self.hardware.hand_channels
+
+    def device_topics(self, recorder) -> list[FrameSink]:
+        return self.hardware.device_topics(recorder)
 
     def file_metadata(self) -> dict[str, str]:
         return {**self.hardware.file_metadata(), "producer_kind": "hardware-emulated"}
