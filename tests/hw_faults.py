@@ -1,7 +1,10 @@
 """Fault injection at each step of the hardware producer's recovery path, on the emulated hand
 reached through the emulated SDK manager (so reconnecting by serial number is the real code).
 
-`Rig` drives emit → step in (scaled) real time, so timeouts and backoff elapse for real;
+`Rig` drives emit → step on a virtual clock shared by the device, the producer and the run loop
+(one tick = one 10 ms device period), so staleness and backoff are counted in ticks, never in
+how fast the machine is; only the SDK-call bound (`bounded`, 150 ms) and an injected hang are
+real time, and a hang is far longer than that bound;
 `SCENARIOS` lists each fault with what the producer must do; `python tests/hw_faults.py`
 prints the fault-injection table of docs/hardware.md (fault → behaviour, time to recover).
 """
@@ -9,8 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import NamedTuple
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
@@ -36,31 +39,54 @@ def hand(**kw) -> EmulatedHand2:
     return EmulatedHand2("right", pad_taxels=_LAYOUT["right"], diagnostics_every=0, **kw)
 
 
+#: One rig tick [ns] of the virtual clock: the emulated hand's period (it emits one sample per tick).
+TICK_NS = 10_000_000
+
+
+class VirtualClock:
+    """Local monotonic time [ns] advanced only by the rig (`advance`), never by the machine."""
+
+    def __init__(self) -> None:
+        self.now = 1_000_000_000
+
+    def __call__(self) -> int:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += int(round(seconds * 1e9))
+
+
 class Rig:
     def __init__(self, **emu_kw):
+        self.clock = VirtualClock()
         self.emu = hand(**emu_kw)
         self.manager = EmulatedSdkManager([self.emu])
-        self.device = connect_sdk_hand(sn=self.emu.serial_number, manager=self.manager, policy=POLICY)
+        self.device = connect_sdk_hand(sn=self.emu.serial_number, manager=self.manager, policy=POLICY,
+                                       clock_ns=self.clock)
         self.producer = OnLoop(HardwareProducer(self.device, HardwareConfig(side="right", stale_after_s=0.05, recovery=POLICY)), InProcessBus())
 
     def tick(self) -> int:
         self.emu.emit(ZERO)
         n = self.producer.step()
-        time.sleep(0.001)
+        self.clock.advance(TICK_NS / 1e9)
         return n
 
     def run(self, seconds: float) -> int:
-        end, n = time.monotonic() + seconds, 0
-        while time.monotonic() < end:
+        end, n = self.clock() + int(round(seconds * 1e9)), 0
+        while self.clock() < end:
             n += self.tick()
         return n
 
+    def sleep(self, seconds: float) -> None:
+        """Time passes with nothing polled (the producer does not run meanwhile)."""
+        self.clock.advance(seconds)
+
     def until_published(self, timeout_s: float = 5.0) -> float:
-        """Seconds until the next published tick (raises AssertionError on timeout)."""
-        start = time.monotonic()
-        while time.monotonic() - start < timeout_s:
+        """Virtual seconds until the next published tick (raises AssertionError on timeout)."""
+        start = self.clock()
+        while self.clock() - start < timeout_s * 1e9:
             if self.tick():
-                return time.monotonic() - start
+                return (self.clock() - start) / 1e9
         raise AssertionError(f"nothing published within {timeout_s} s; events: "
                              f"{[e.message for e in self.producer.events[-5:]]}")
 
@@ -122,7 +148,7 @@ SCENARIOS: list[Scenario] = [
              _then(lambda r: r.emu.fail_next("info:middle", "timeout", count=2),
                    lambda r: r.emu.revise_info("middle", point_type="i32", point_scale=1e-5)),
              "middle unavailable instead of a crash; recovery re-reads, rebuilds the decoder, resumes"),
-    Scenario("link lost 0.3 s, then back", _lose, _then(lambda r: time.sleep(0.3), _restore),
+    Scenario("link lost 0.3 s, then back", _lose, _then(lambda r: r.sleep(0.3), _restore),
              "stream error → reconnect by serial number with backoff (not found meanwhile); all five "
              "fingers re-confirmed before publishing"),
     Scenario("reconnect: connect() times out ×2", _lose,

@@ -50,11 +50,15 @@ def _hand(seed: int) -> EmulatedHand2:
 
 def run_pattern(timing: dict[str, dict], ticks: int = 600, *, seed: int = 0, warmup: int = 0) -> TimingResult:
     """`timing`: finger → `EmulatedHand2.set_timing` keyword arguments. `ticks` hand periods are
-    emitted; the first `warmup` periods' samples are not counted as expected."""
+    emitted, one per period of a virtual local clock (arrivals are stamped on it, so the result
+    does not depend on the machine's load); the first `warmup` periods' samples are not counted
+    as expected."""
     emu = _hand(seed)
     for f, kw in timing.items():
         emu.set_timing(f, **kw)
-    producer = OnLoop(HardwareProducer(SdkFingertipDevice(emu), HardwareConfig(side="right", stale_after_s=3600.0, metadata_period_s=3600.0)), InProcessBus())
+    clock = [1_000_000_000]  # local arrival time [ns]: one hand period per emitted tick, never the machine's
+    device = SdkFingertipDevice(emu, clock_ns=lambda: clock[0])
+    producer = OnLoop(HardwareProducer(device, HardwareConfig(side="right", stale_after_s=3600.0, metadata_period_s=3600.0)), InProcessBus())
     seen: dict[str, set] = {f: set() for f in FINGERS}
     out = {"reused": 0, "over": 0, "worst": 0}
     counts = {f: 0 for f in FINGERS}
@@ -84,6 +88,7 @@ def run_pattern(timing: dict[str, dict], ticks: int = 600, *, seed: int = 0, war
         before = {f: emu.pad(f).seq for f in FINGERS}
         emu.emit(_ZERO)
         producer.step()
+        clock[0] += PERIOD_US * 1000
         for f in FINGERS:
             n = (emu.pad(f).seq - before[f]) % (1 << 32)
             sub_counts[f] += n

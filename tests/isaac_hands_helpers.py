@@ -16,7 +16,7 @@ from mcap.writer import CompressionType, Writer
 from wuji_tactile_device.contract.hand_pose import HAND_POSE_RECORD_SCHEMA_NAME, encode_hand_pose_record
 from wuji_tactile_device.contract.records import DeviceDataTimestamp
 from wuji_tactile_device.hands.openxr_pose import openxr_joint_poses
-from wuji_tactile_device.integrations.sim_recording import record_simulation
+from wuji_tactile_device.run.simulation import record_simulation
 from wuji_tactile_device.producers.sim.hand_pose import wrist_body_in_world
 from wuji_tactile_device.producers.sim.scenarios import make_scenario
 from wuji_tactile_device.recording.profiles import isaac_hand_schema

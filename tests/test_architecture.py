@@ -23,13 +23,14 @@ ALLOWED = {
     "streams": {"errors", "contract"},
     "recording": {"errors", "contract", "streams", ""},
     "hands": {"errors", "contract"},
-    "producers": {"errors", "contract", "streams", "recording", "hands", ""},
+    "producers": {"errors", "contract", "streams", "hands", ""},  # beside recording: frames, not files
     "integrations": {"errors", "contract", "streams", "recording", "hands", "producers", ""},
+    "run": {"errors", "contract", "streams", "recording", "hands", "producers", ""},
     "plot": {"errors", "contract", "streams", "recording", "hands", ""},
     "demo": {"errors", "contract", ""},
     "benchmarks": {"errors", "contract", "streams", "recording", "hands", "producers", "integrations", ""},
     "cli": {"errors", "contract", "streams", "recording", "hands", "producers", "integrations", "plot",
-            "benchmarks", ""},
+            "benchmarks", "run", ""},
     "": {"errors", "contract", "streams", "recording"},  # the package root (lazy re-exports)
 }
 
@@ -137,3 +138,62 @@ def test_the_contract_and_streams_load_without_mujoco_or_zenoh():
             "print('mujoco' in sys.modules, 'zenoh' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.split() == ["False", "False"], out.stdout + out.stderr
+
+
+#: Modules that may construct the run loop (`ProducerRunner`, `run_together`) or a recorder
+#: (`McapRecorder`), and why. Everything else goes through the one run function (`run.run`).
+WIRING_ALLOWED = {
+    "wuji_tactile_device.producers.base": "defines the run loop",
+    "wuji_tactile_device.run": "THE run function: producers → transport → recorder → sinks",
+    "wuji_tactile_device.cli.cmd_record": "records what other processes publish (no producer)",
+    "wuji_tactile_device.benchmarks.mcap": "times the recorder itself (no producer)",
+    # one pass of the loop (ProducerRunner.step) on an in-process bus, no recorder: the per-frame
+    # cost the run function pays; importing the run layer would put benchmarks a floor higher
+    "wuji_tactile_device.benchmarks.sim": "times one pass of the run loop",
+    "wuji_tactile_device.benchmarks.hardware": "times one pass of the run loop",
+}
+WIRING_NAMES = ("ProducerRunner", "run_together", "McapRecorder")
+
+
+def _calls(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+            if name in WIRING_NAMES:
+                names.add(name)
+    return names
+
+
+def test_only_the_run_function_wires_producers_to_transports_and_recorders():
+    wiring = {name: sorted(_calls(path)) for name, path in _modules().items() if _calls(path)}
+    outside = {m: names for m, names in wiring.items() if m not in WIRING_ALLOWED}
+    assert outside == {}, f"wire producers through wuji_tactile_device.run.run, not by hand: {outside}"
+    assert "ProducerRunner" in wiring["wuji_tactile_device.run"] and "McapRecorder" in wiring["wuji_tactile_device.run"]
+
+
+def layer_figures() -> dict[str, int]:
+    """Structure figures: modules, layers, floors (the longest chain of layer imports, a layer
+    that imports nothing being floor 1) and arrows (distinct layer → layer imports)."""
+    edges = {(_layer(m), _layer(d)) for m, deps in GRAPH.items() for d in deps
+             if d in GRAPH and _layer(d) != _layer(m)}
+    layers = {_layer(m) for m in GRAPH}
+    floor: dict[str, int] = {}
+
+    def height(layer: str) -> int:
+        if layer not in floor:
+            floor[layer] = 1 + max((height(b) for a, b in edges if a == layer), default=0)
+        return floor[layer]
+
+    return {"modules": len(GRAPH), "layers": len(layers), "floors": max(height(x) for x in layers),
+            "arrows": len(edges)}
+
+
+def test_structure_figures_hold_the_target():
+    figures = layer_figures()
+    assert figures["floors"] <= 6, figures
+
+
+if __name__ == "__main__":
+    print(layer_figures())

@@ -25,7 +25,7 @@ from wuji_tactile_device.contract.geometry import pose_to_matrix, skin_taxel_pos
 from wuji_tactile_device.contract.records import DeviceDataTimestamp
 from wuji_tactile_device.hands.openxr_pose import openxr_joint_poses
 from wuji_tactile_device.integrations.foxglove_live import RecordedHands, segment_poses_from_hand
-from wuji_tactile_device.integrations.sim_recording import record_simulation
+from wuji_tactile_device.run.simulation import record_simulation
 from wuji_tactile_device.producers.sim.layout_metadata import sim_metadata
 from wuji_tactile_device.producers.sim.producer import SimProducer
 from wuji_tactile_device.producers.sim.scenarios import make_scenario
@@ -208,8 +208,11 @@ def test_sim_record_writes_the_view_topics_into_the_recording_by_default(tmp_pat
     assert counts[f"{CID}/metadata"] == 1 and counts["hands/right_hand"] == FRAMES
     assert counts[f"{CID}/view/images"] >= FRAMES // 4
     assert len(scenes) >= FRAMES // 4
+    with open(path, "rb") as f:  # the view's topics are logged like the records: + the file's one offset
+        offset = int({m.name: m.metadata for m in make_reader(f).iter_metadata()}
+                     ["wuji_tactile_device"]["log_time_offset_ns"])
     for log_time, positions in scenes:
-        k = round((log_time - start) / 10_000_000) - 1
+        k = round((log_time - offset - start) / 10_000_000) - 1
         np.testing.assert_allclose(positions, mujoco_taxels[k], atol=2e-5, rtol=0)  # written in µm steps
     bare = tmp_path / "bare.mcap"
     r = subprocess.run([SCRIPT, "sim", "--scenario", "press", "--duration", "0.1", "--quiet", "--record", str(bare),

@@ -297,7 +297,7 @@ def test_sim_foxglove_ends_on_a_signal_with_a_frozen_viewer(tmp_path, signum, co
 
 
 def test_view_ends_at_duration_with_a_frozen_viewer(tmp_path):
-    from wuji_tactile_device.integrations.sim_recording import record_simulation
+    from wuji_tactile_device.run.simulation import record_simulation
     from wuji_tactile_device.producers.sim.scenarios import make_scenario
 
     path = tmp_path / "press.mcap"

@@ -23,7 +23,8 @@ from wuji_tactile_device.contract.records import decode_tactile_record
 from wuji_tactile_device.hands.openxr_pose import (JOINT_RADIUS_M, openxr_joint_poses,
                                                    openxr_joint_transforms_in_wrist_body)
 from wuji_tactile_device.hands.wuji_hand2 import WRIST_TO_OPENXR, hand_kinematics
-from wuji_tactile_device.producers.base import ProducerRunner
+
+from wuji_tactile_device.run import runner_for
 from wuji_tactile_device.producers.emulated import EmulatedHand2
 from wuji_tactile_device.producers.emulated.emulator import EmulatedSdkManager
 from wuji_tactile_device.producers.emulated.simulation import EmulatedHandProducer, simulation_ticks
@@ -78,7 +79,7 @@ def _record_emulated(path, *, frames: int = FRAMES, base_pose=None, truth=None):
     ticks = simulation_ticks("right", "press", duration_s=frames / 100, on_frame=keep)
     producer = EmulatedHandProducer.from_config(emu, HardwareConfig(side="right", base_pose=base_pose), ticks)
     with McapRecorder(path, profile="isaac", file_metadata=producer.file_metadata()) as rec:
-        runner = ProducerRunner(producer, InProcessBus(), recorder=rec)
+        runner = runner_for(producer, InProcessBus(), recorder=rec)
         counters = runner.run(handle_signals=False)
         runner.close()
         producer.close()
@@ -309,7 +310,7 @@ def _stepped(emu, config=None, *, device=None):
 def _record_steps(path, emu, producer, steps):
     """Run `steps(k)` → (forces, joint_angles or None) for each k through the run loop, recording."""
     with McapRecorder(path, profile="isaac") as rec:
-        runner = ProducerRunner(producer, InProcessBus(), recorder=rec)
+        runner = runner_for(producer, InProcessBus(), recorder=rec)
         for k, (before, q) in enumerate(steps):
             before(emu)
             emu.emit(ZERO, joint_angles=q)
@@ -364,7 +365,7 @@ def test_without_hand_poses_nothing_is_subscribed_or_recorded(tmp_path):
     assert emu._subs.get("joint_states", []) == []
     path = tmp_path / "none.mcap"
     with McapRecorder(path) as rec:
-        runner = ProducerRunner(producer, InProcessBus(), recorder=rec)
+        runner = runner_for(producer, InProcessBus(), recorder=rec)
         emu.emit(ZERO, joint_angles=np.zeros(20))
         assert runner.step() == 1
         runner.close()

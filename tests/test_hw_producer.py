@@ -25,11 +25,32 @@ N = 176
 from hw_loop import OnLoop  # noqa: E402
 
 
+class EmitClock:
+    """Local arrival time [ns] that advances with the emulated hand's ticks (one period per emit),
+    never with the machine's speed: staleness is judged on the same time line under any load."""
+
+    def __init__(self, emu: EmulatedHand2):
+        self._emu, self._emit, self.ticks = emu, emu.emit, 0
+        emu.emit = self._emitted
+
+    def _emitted(self, *args, **kwargs):
+        self.ticks += 1
+        return self._emit(*args, **kwargs)
+
+    def __call__(self) -> int:
+        return 1_000_000_000 + self.ticks * 10_000_000
+
+
+def device(emu: EmulatedHand2) -> SdkFingertipDevice:
+    """The SDK adapter over `emu`, its arrivals stamped on the emulated ticks (`EmitClock`)."""
+    return SdkFingertipDevice(emu, clock_ns=EmitClock(emu))
+
+
 def rig(side="right", *, emulator=None, **config):
     emu = emulator or EmulatedHand2(side)
     bus = InProcessBus()
     tracker = TactileTracker(f"tactile/{side}", bus)
-    producer = OnLoop(HardwareProducer(SdkFingertipDevice(emu), HardwareConfig(side=side, **config)), bus)
+    producer = OnLoop(HardwareProducer(device(emu), HardwareConfig(side=side, **config)), bus)
     return emu, producer, tracker
 
 
@@ -113,7 +134,7 @@ def test_finger_offline_stops_publication_and_recovery_reconfirms():
     emu = EmulatedHand2("right")
     bus = InProcessBus()
     tracker = TactileTracker("tactile/right", bus)
-    producer = OnLoop(HardwareProducer(SdkFingertipDevice(emu), HardwareConfig(side="right", stale_after_s=0.03),
+    producer = OnLoop(HardwareProducer(device(emu), HardwareConfig(side="right", stale_after_s=0.03),
                                        on_event=events.append), bus)
     assert tick(emu, producer, tracker, forces(1)) == 1
     emu.set_online("ring", False)
@@ -139,7 +160,7 @@ def test_finger_offline_stops_publication_and_recovery_reconfirms():
 def test_stalled_finger_reported_as_stalled_not_offline():
     events = []
     emu = EmulatedHand2("right")
-    producer = OnLoop(HardwareProducer(SdkFingertipDevice(emu), HardwareConfig(side="right", stale_after_s=0.03),
+    producer = OnLoop(HardwareProducer(device(emu), HardwareConfig(side="right", stale_after_s=0.03),
                                        on_event=events.append), InProcessBus())
     emu.emit(forces())
     assert producer.step() == 1

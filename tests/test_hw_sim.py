@@ -17,9 +17,8 @@ from wuji_tactile_device.producers.base import ProducerRunner
 from wuji_tactile_device.producers.hardware import HardwareConfig, HardwareProducer, SdkFingertipDevice
 from wuji_tactile_device.producers.emulated import simulation_forces
 from wuji_tactile_device.producers.sim.layout_metadata import sim_metadata
-from wuji_tactile_device.producers.sim.producer import run_scenario
+from wuji_tactile_device.run.simulation import run_scenario
 from wuji_tactile_device.producers.sim.scenarios import make_scenario
-from wuji_tactile_device.streams.publisher import TactilePublisher
 from wuji_tactile_device.recording import McapReplay
 from wuji_tactile_device.streams.tracker import TactileTracker
 from wuji_tactile_device.streams.inproc import InProcessBus
@@ -30,14 +29,13 @@ FRAMES = make_scenario("press").num_frames  # whole scenario: approach, press ra
 def _sim_producer_frames(side: str) -> tuple[list[np.ndarray], object]:
     bus = InProcessBus()
     tracker = TactileTracker(f"tactile/{side}", bus)
-    publisher = TactilePublisher(f"tactile/{side}", sim_metadata(side), bus)
     frames: list[np.ndarray] = []
 
     def on_frame(_sim, _reading):
         tracker.update()
         frames.append(np.array(tracker.get_data().forces))
 
-    run_scenario(make_scenario("press"), side=side, publisher=publisher, on_frame=on_frame)
+    run_scenario(make_scenario("press"), side=side, transport=bus, on_frame=on_frame)
     return frames, tracker.get_metadata()
 
 
@@ -110,7 +108,10 @@ def test_emulated_cli_records_an_mcap_with_the_simulations_layout(tmp_path: Path
     assert gaps.min() == 10_000_000 and gaps.max() >= 200_000_000  # the offline stretch is a gap, not stale data
     # one device-resultant message per published tick, joined on the data record's sequence
     with open(out, "rb") as f:
-        res = {m.sequence: m.publish_time for _, c, m in make_reader(f).iter_messages(log_time_order=False)
+        reader = make_reader(f)
+        # the device resultants are logged like the records: + the file's one log-time offset
+        offset = int({m.name: m.metadata for m in reader.iter_metadata()}["wuji_tactile_device"]["log_time_offset_ns"])
+        res = {m.sequence: m.publish_time - offset for _, c, m in reader.iter_messages(log_time_order=False)
                if c.topic == "tactile/right/device_resultants"}
     assert res == {fr.sequence: fr.timestamp.sample_time_local_common_clock for fr in frames}
     assert not out.with_suffix(".resultants.csv").exists()

@@ -137,7 +137,8 @@ def test_hand_channels_use_isaac_teleops_names_and_leave_tactile_replay_alone(tm
         # Isaac Teleop's own compiled-in bytes, not this package's compiled schema
         assert all(summary.schemas[c.schema_id].data == isaac_hand_schema().data != hand_pose_bfbs()
                    for c in summary.channels.values())
-        topics = [(ch.topic, m.log_time) for _, ch, m in reader.iter_messages(log_time_order=False)]
+        topics = [(ch.topic, m.log_time - rec.log_time_offset_ns)  # the record times on the file's log-time base
+                  for _, ch, m in reader.iter_messages(log_time_order=False)]
         assert topics == [(f"hands/{s}_hand", 1000 + k) for k in range(3) for s in ("left", "right")]
         assert all(c.metadata == {"frame": "world"} for c in summary.channels.values())
     with pytest.raises(RecordingError, match="no tactile collections"):

@@ -21,7 +21,7 @@ from isaac_hands_helpers import (errors_at_hand_time, hand_poses_at, hand_times,
                                  run_session, simulate, write_isaac_hands)
 from wuji_tactile_device.contract.records import DeviceDataTimestamp  # noqa: E402
 from wuji_tactile_device.integrations.isaacteleop import RecordedHandClock, TimePairing  # noqa: E402
-from wuji_tactile_device.integrations.sim_recording import record_simulation  # noqa: E402
+from wuji_tactile_device.run.simulation import record_simulation  # noqa: E402
 from wuji_tactile_device.producers.sim.scenarios import make_scenario  # noqa: E402
 from wuji_tactile_device.recording import profiles  # noqa: E402
 

@@ -23,7 +23,7 @@ from isaacteleop.teleop_session_manager import SessionMode, TeleopSession, Teleo
 from wuji_tactile_device.contract.joints import HandJoint
 from wuji_tactile_device.hands.wuji_hand2 import TAXELS_PER_FINGER
 from wuji_tactile_device.integrations.isaacteleop import PadForceMagnitude, TactileSource, TaxelSkinning
-from wuji_tactile_device.integrations.sim_recording import record_simulation
+from wuji_tactile_device.run.simulation import record_simulation
 from wuji_tactile_device.producers.sim.hand_pose import sim_hand_joint_poses
 from wuji_tactile_device.producers.sim.scenarios import make_scenario
 from wuji_tactile_device.recording import McapReplay

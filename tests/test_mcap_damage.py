@@ -128,7 +128,7 @@ def test_bit_flip_in_uncompressed_chunk_fails_the_crc(tmp_path):
 
     path = tmp_path / "raw.mcap"
     md = make_metadata(12)
-    with McapRecorder(path, compression="none") as rec:
+    with McapRecorder(path, compression="none", log_time_base="monotonic") as rec:
         rec.write("c", Stream.METADATA, encode_metadata_record(md, DeviceDataTimestamp(1, 1, 1)), 3, 0)
         for i in range(10):
             rec.write("c", Stream.DATA, encode_tactile_record(np.ones((12, 3), np.float32), DeviceDataTimestamp(10 + i, 10, 10)), 3, i)

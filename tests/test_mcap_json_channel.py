@@ -85,8 +85,10 @@ def test_json_channel_round_trips_exactly_through_the_official_reader(tmp_path):
         # bit-exact, including -0.0 and subnormals (== alone cannot tell -0.0 from 0.0)
         assert [math.copysign(1, x) for x in body["xyz"]] == [math.copysign(1, x) for x in want["xyz"]]
         assert np.array(body["xyz"]).tobytes() == np.array(want["xyz"]).tobytes()
-        assert (m.sequence, m.publish_time, m.log_time) == (i, 1_000_000_000 + i * STEP_NS,
-                                                             1_000_000_001 + i * STEP_NS)
+        # times given on the records' time line, shifted by the file's one log-time offset (epoch base)
+        off = rec.log_time_offset_ns
+        assert (m.sequence, m.publish_time - off, m.log_time - off) == (i, 1_000_000_000 + i * STEP_NS,
+                                                                         1_000_000_001 + i * STEP_NS)
 
 
 def test_replay_through_the_tracker_ignores_the_json_topic(tmp_path):

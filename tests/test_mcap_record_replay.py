@@ -70,11 +70,17 @@ def test_file_layout_follows_the_contract(tmp_path):
         chunks = [r for r in StreamReader(f, emit_chunks=True).records if isinstance(r, Chunk)]
     assert chunks and all(c.uncompressed_crc != 0 for c in chunks)  # CRCs on
     from wuji_tactile_device.contract import decode_tactile_record
+    # log / publish times: the record's available / sample time + the file's declared offset
+    # (realtime − monotonic at the start: UTC-epoch log times)
+    meta = file_meta["wuji_tactile_device"]
+    offset = int(meta["log_time_offset_ns"])
+    assert meta["log_time_base"] == "epoch"
+    assert abs(offset + time.monotonic_ns() - time.time_ns()) < 5_000_000_000
     for _, ch, m in msgs:
         if ch.topic == "tactile/right":
             ts = decode_tactile_record(m.data).timestamp
-            assert (m.log_time, m.publish_time) == (ts.available_time_local_common_clock,
-                                                    ts.sample_time_local_common_clock)
+            assert (m.log_time - offset, m.publish_time - offset) == (ts.available_time_local_common_clock,
+                                                                      ts.sample_time_local_common_clock)
     assert file_meta["wuji_tactile_device"]["package_version"]
 
 
@@ -84,7 +90,7 @@ def test_replay_order_across_two_collections_follows_log_time_not_file_order(tmp
     md = make_metadata(12)
     meta = encode_metadata_record(md, DeviceDataTimestamp(5, 5, 5))
     rng = np.random.default_rng(1)
-    with McapRecorder(path) as rec:
+    with McapRecorder(path, log_time_base="monotonic") as rec:  # log time = record time
         for cid, offset in (("hand/b", 5), ("hand/a", 0)):
             rec.write(cid, Stream.METADATA, meta, 7, 0)
             for i in range(40):
@@ -385,7 +391,7 @@ def test_restamped_metadata_republish_is_not_repeated(tmp_path):
     """A producer that gives every republish a fresh timestamp still gets its metadata written once."""
     md = make_metadata(20)
     path = tmp_path / "restamp.mcap"
-    with McapRecorder(path) as rec:
+    with McapRecorder(path, log_time_base="monotonic") as rec:
         written = [rec.write("c", Stream.METADATA, encode_metadata_record(md, DeviceDataTimestamp(t, t, t)), 4, t)
                    for t in range(1, 6)]
     assert written == [1, 0, 0, 0, 0] and rec.counters.metadata_repeats_skipped == 4
@@ -397,7 +403,7 @@ def test_sample_clock_paces_and_windows_by_sample_time(tmp_path):
     clock="sample" plays it at its sampled pace and windows by sample time; the order is unchanged."""
     path = tmp_path / "fast.mcap"
     md = make_metadata(12)
-    with McapRecorder(path) as rec:
+    with McapRecorder(path, log_time_base="monotonic") as rec:
         rec.write("c", Stream.METADATA, encode_metadata_record(md, DeviceDataTimestamp(0, 0, 0)), 1, 0)
         for i in range(21):
             log, sample = 1_000_000 + i * 100_000, i * 20_000_000  # 2 ms of log time, 0.4 s sampled

@@ -171,38 +171,41 @@ def test_extras_reach_sinks_with_the_published_sequence_and_times():
     assert producer.published == [(f.sequence, f.timestamp.available_time_local_common_clock) for f in frames]
 
 
-def test_recording_outputs_and_collection_land_in_one_valid_file(tmp_path):
-    """The runner subscribes the recorder before the publisher exists (the first metadata is in
-    the file) and adds the producer's own recording outputs next to the collection."""
+def test_declared_hand_poses_and_collection_land_in_one_valid_file(tmp_path):
+    """The run function subscribes the recorder before the publisher exists (the first metadata
+    is in the file), asks the producer for the side data it declares and records it on the hand
+    channels next to the collection, frame for frame at the tactile record's log time."""
+    from wuji_tactile_device.contract.side_data import EXTRA_HAND_POSES, HandChannels, HandPoses
+    from wuji_tactile_device.run import RecordOptions, run
 
-    class WithTopic(Scripted):
-        def recording_outputs(self, recorder):
-            outer = self
+    class WithHands(Scripted):
+        extras_provided = frozenset({EXTRA_HAND_POSES})
+        hand_channels = HandChannels("gloves", "test base")
 
-            class Poses(FrameSink):
-                def __init__(self):
-                    self.ch = recorder.add_json_channel(f"{CID}/poses", {"title": "test.Pose", "type": "object"})
-
-                def on_frame(self, frame, sequence, timestamp):
-                    recorder.write_json(self.ch, frame.extras["pose"], log_time_ns=timestamp.available_time_local_common_clock,
-                                        publish_time_ns=timestamp.sample_time_local_common_clock, sequence=sequence)
-            assert outer is self
-            return [Poses()]
+        def next_frame(self):
+            frame = super().next_frame()
+            if frame is not None and EXTRA_HAND_POSES in self.extras_wanted:
+                poses = np.zeros((26, 7))
+                poses[:, 6] = 1.0
+                poses[:, 0] = len(self.published)  # x = the frame's index
+                frame.extras = {EXTRA_HAND_POSES: HandPoses({"right": poses})}
+            return frame
 
     path = tmp_path / "run.mcap"
-    bus = InProcessBus()
-    with McapRecorder(path) as rec:
-        runner = ProducerRunner(WithTopic(8, extras=True), bus, recorder=rec)
-        runner.run(handle_signals=False, duration_s=0.2)
-        runner.close()
+    run([WithHands(8)], transport=InProcessBus(), record=RecordOptions(path), handle_signals=False, duration_s=0.2)
     assert inspect_file(path).ok
     topics: dict[str, list] = {}
     with open(path, "rb") as f:
         for _, channel, m in make_reader(f).iter_messages():
             topics.setdefault(channel.topic, []).append(m)
-    data, poses = topics[CID], topics[f"{CID}/poses"]
-    assert len(topics[f"{CID}/metadata"]) == 1 and len(data) == len(poses) == 8
-    assert [(m.log_time, m.sequence) for m in data] == [(m.log_time, m.sequence) for m in poses]
+    data, right, left = topics[CID], topics["gloves/right_hand"], topics["gloves/left_hand"]
+    assert len(topics[f"{CID}/metadata"]) == 1 and len(data) == len(right) == len(left) == 8
+    assert [m.log_time for m in data] == [m.log_time for m in right] == [m.log_time for m in left]
+    from wuji_tactile_device.contract.hand_pose import decode_hand_pose_record
+
+    got = [decode_hand_pose_record(m.data) for m in right]
+    assert [float(r.poses[0, 0]) for r in got] == list(range(8))  # frame k's poses beside frame k
+    assert all(decode_hand_pose_record(m.data).poses is None for m in left)  # the other hand: not tracked
 
 
 def test_bad_runner_arguments_are_value_errors():

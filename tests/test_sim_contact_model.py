@@ -181,7 +181,7 @@ def test_compiled_kernel_equals_the_numpy_reference():
     from wuji_tactile_device.producers.sim import contact_model as cm
     if cm.KERNEL is None:
         pytest.skip("numba is not installed (extra 'fast'); the numpy path is the one in use")
-    from wuji_tactile_device.producers.sim.producer import run_scenario
+    from wuji_tactile_device.run.simulation import run_scenario
     from wuji_tactile_device.producers.sim.scenarios import PressScenario
     got = {}
     run_scenario(PressScenario(), max_frames=500, on_frame=lambda sim, r: got.__setitem__("sim", sim))

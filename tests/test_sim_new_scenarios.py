@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import wuji_tactile_device.producers.sim.contact_forces as cf
-from wuji_tactile_device.producers.sim.producer import run_scenario
+from wuji_tactile_device.run.simulation import run_scenario
 from wuji_tactile_device.producers.sim.scenarios import SCENARIOS, NailContactScenario, make_scenario
 
 

@@ -243,7 +243,7 @@ def _reference_image(pad, contacts_p, contacts_f):
 def test_force_images_follow_the_rule_on_every_valid_pixel():
     """The Gaussian model's images (the distributed model's are in test_sim_contact_model)."""
     from wuji_tactile_device.producers.sim.scenarios import PressScenario
-    from wuji_tactile_device.producers.sim.producer import run_scenario
+    from wuji_tactile_device.run.simulation import run_scenario
     got = {}
     scenario = PressScenario()
     scenario.contact_model = "gaussian"

@@ -46,6 +46,13 @@ def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run([SCRIPT, *args], capture_output=True, text=True, timeout=timeout, env=ENV)
 
 
+def _log_offset(path: Path) -> int:
+    """The file's declared log time − record available time [ns]."""
+    with open(path, "rb") as f:
+        meta = {m.name: m.metadata for m in make_reader(f).iter_metadata()}["wuji_tactile_device"]
+    return int(meta["log_time_offset_ns"])
+
+
 def read(path: Path) -> dict[str, list]:
     """topic -> [(log_time, publish_time, data)] in file order."""
     out: dict[str, list] = {}
@@ -121,8 +128,11 @@ def test_a_simulation_is_logged_on_the_simulated_clock(sim_file):
     np.testing.assert_array_equal(np.diff(log), 10_000_000)  # 10 ms per frame, whatever the run's speed
     device = np.array([r.timestamp.sample_time_raw_device_clock for r in records])
     np.testing.assert_array_equal(device, 10_000_000 * np.arange(1, FRAMES + 1))  # simulated time
-    # available = sample = start + simulated time: the file's log time is the record's available time
-    assert all(r.timestamp[0] == r.timestamp[1] == t for r, t in zip(records, log, strict=True))
+    # available = sample = start + simulated time: the file's log time is the record's available
+    # time on the UTC epoch (+ the file's one declared offset)
+    offset = _log_offset(path)
+    assert offset > 1_600_000_000 * 10**9 - time.monotonic_ns()  # realtime − monotonic: an epoch base
+    assert all(r.timestamp[0] == r.timestamp[1] == t - offset for r, t in zip(records, log, strict=True))
     assert topics[f"{CID}/metadata"][0][0] <= log[0], "the layout is logged before the first frame"
     # The clock anchor maps the simulated clock's zero onto the wall clock at the run's start.
     assert len(read_clock_anchors(path)) >= 2  # at start and at close
@@ -138,7 +148,7 @@ def test_log_clock_wall_keeps_the_arrival_times(tmp_path):
     assert r.returncode == 1 and "log clock wall" in r.stdout, r.stderr
     topics = read(path)
     records = [decode_tactile_record(d) for _, _, d in topics[CID]]
-    log = [t for t, _, _ in topics[CID]]
+    log = [t - _log_offset(path) for t, _, _ in topics[CID]]
     assert log == [r.timestamp.available_time_local_common_clock for r in records]
     sample = [r.timestamp.sample_time_local_common_clock for r in records]
     assert sample[-1] - sample[0] == 490_000_000

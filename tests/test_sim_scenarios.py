@@ -7,10 +7,9 @@ import pytest
 from wuji_tactile_device.producers.emulated import simulation_forces
 from wuji_tactile_device.producers.sim.taxels import pad_taxels
 from wuji_tactile_device.producers.sim.layout_metadata import sim_metadata
-from wuji_tactile_device.producers.sim.producer import run_scenario
+from wuji_tactile_device.run.simulation import run_scenario
 from wuji_tactile_device.producers.sim.scenarios import LiftScenario, PressScenario, load_joint_file
 from wuji_tactile_device.errors import ProducerError
-from wuji_tactile_device.streams.publisher import TactilePublisher
 from wuji_tactile_device.streams.tracker import TactileTracker
 from wuji_tactile_device.streams.inproc import InProcessBus
 
@@ -118,8 +117,7 @@ def test_same_seed_is_bit_identical_and_seed_matters():
 def test_published_frames_reach_a_tracker_with_sim_time():
     bus = InProcessBus()
     tracker = TactileTracker("tactile/left", bus)
-    with TactilePublisher("tactile/left", sim_metadata("left"), bus) as pub:
-        run_scenario(PressScenario(), side="left", publisher=pub, max_frames=350)
+    run_scenario(PressScenario(), side="left", transport=bus, max_frames=350)
     frames = list(tracker.frames())
     assert len(frames) == 350
     assert tracker.get_metadata() == sim_metadata("left")

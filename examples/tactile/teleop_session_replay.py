@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         path = args.file
         if path is None:
-            from wuji_tactile_device.integrations.sim_recording import record_simulation
+            from wuji_tactile_device.run.simulation import record_simulation
             from wuji_tactile_device.producers.sim.scenarios import make_scenario
 
             path = Path(tmp) / "press.mcap"

@@ -10,7 +10,7 @@ import time
 from ..errors import RecordingError
 from ..streams.zenoh_watch import ConnectionWatch
 from .args import positive_seconds
-from .common import add_zenoh_arguments, open_zenoh, signals_ignored
+from .common import add_log_time_argument, add_zenoh_arguments, open_zenoh, signals_ignored
 
 
 def parse_pairs(pairs: list[str]) -> dict[str, str]:
@@ -38,6 +38,7 @@ def register(subparsers) -> None:
     p.add_argument("--meta", action="append", default=[], metavar="KEY=VALUE",
                    help="extra file metadata (repeatable)")
     p.add_argument("--fsync", action="store_true", help="fsync every flush (survives power loss, costs I/O)")
+    add_log_time_argument(p)
     add_zenoh_arguments(p)
     p.set_defaults(run=run)
 
@@ -63,7 +64,8 @@ def run(args: argparse.Namespace) -> int:
 
     previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
-        recorder = McapRecorder(args.output, file_metadata=meta, overwrite=args.overwrite, fsync=args.fsync)
+        recorder = McapRecorder(args.output, file_metadata=meta, overwrite=args.overwrite, fsync=args.fsync,
+                                log_time_base=args.log_time_base)
         for cid in args.collection:
             recorder.add_collection(transport, cid)
         deadline = None if args.duration is None else time.monotonic() + args.duration

@@ -18,6 +18,7 @@ import time
 
 from ..errors import TactileError
 from .output import require_extra
+from .common import add_zenoh_arguments, open_transport_from
 
 
 from .args import positive_rate, positive_seconds  # noqa: E402
@@ -77,12 +78,7 @@ def register(subparsers) -> None:
                         "open it in Foxglove together with the recording")
     p.add_argument("--overwrite", action="store_true", help="replace an existing --save file")
     p.add_argument("--duration", type=positive_seconds, metavar="S", help="stop after S seconds (default: Ctrl-C)")
-    g = p.add_argument_group("Zenoh, live only (default: a peer session limited to this machine)")
-    g.add_argument("--zenoh", metavar="ENDPOINT", action="append", default=[],
-                   help="connect to this Zenoh endpoint, e.g. tcp/127.0.0.1:7447 (repeatable)")
-    g.add_argument("--zenoh-listen", metavar="ENDPOINT", action="append", default=[],
-                   help="listen on this Zenoh endpoint (repeatable)")
-    g.add_argument("--zenoh-config", metavar="FILE", help="a Zenoh JSON5 configuration file")
+    add_zenoh_arguments(p)  # live only: --transport and the Zenoh session (cli.common)
     p.set_defaults(run=run)
 
 
@@ -138,14 +134,12 @@ def _open_source(args: argparse.Namespace):
     if args.input:
         from ..recording import McapReplay
 
-        if args.zenoh or args.zenoh_listen or args.zenoh_config:
-            raise TactileError("--zenoh/--zenoh-listen/--zenoh-config apply to live viewing, not to a FILE")
+        if args.zenoh or args.zenoh_listen or args.zenoh_config or args.transport:
+            raise TactileError("--transport/--zenoh/--zenoh-listen/--zenoh-config apply to live viewing, not to a FILE")
         return McapReplay(args.input, speed=args.speed, loop=args.loop, collections=args.collection, clock=args.clock)
     if args.loop or args.speed != 1.0 or args.clock != "sample":
         raise TactileError("--speed, --loop and --clock apply to a FILE, not to live viewing")
-    from ..streams.zenoh_transport import ZenohTransport
-
-    return ZenohTransport(args.zenoh_config, listen=args.zenoh_listen or None, connect=args.zenoh or None)
+    return open_transport_from(args)
 
 
 def _loop(args: argparse.Namespace, source, trackers, guard) -> None:

@@ -11,17 +11,24 @@ import contextlib
 import logging
 import signal
 import sys
-import time
-from typing import Any
 from collections.abc import Iterator
+from typing import Any
 
 from ..errors import TransportError
 from .args import existing_file, output_file
 
 
 # -- transport -----------------------------------------------------------------------------------
-def add_zenoh_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options selecting the Zenoh session (every command that talks to Zenoh)."""
+def add_zenoh_arguments(parser: argparse.ArgumentParser, *, default_transport: str = "zenoh") -> None:
+    """`--transport NAME` (every transport of the registry, `streams.TRANSPORTS`) plus the options
+    selecting the Zenoh session (every command that reads or writes streams). Any --zenoh* option
+    implies `--transport zenoh`."""
+    from ..streams import TRANSPORTS
+
+    parser.add_argument("--transport", choices=TRANSPORTS, default=None,
+                        help=f"the transport to read or write streams on (default {default_transport}; "
+                             "inproc: this process only)")
+    parser.set_defaults(default_transport=default_transport)
     g = parser.add_argument_group("Zenoh (default: a peer session limited to this machine)")
     g.add_argument("--zenoh", metavar="ENDPOINT", action="append", default=[],
                    help="connect to this Zenoh endpoint, e.g. tcp/127.0.0.1:7447 (repeatable)")
@@ -31,33 +38,68 @@ def add_zenoh_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_publish_arguments(parser: argparse.ArgumentParser) -> None:
-    """`--publish inproc|zenoh` plus the Zenoh options (the producer commands)."""
-    parser.add_argument("--publish", choices=("inproc", "zenoh"), default="inproc",
-                        help="inproc: this process only (default; use with --record); zenoh: publish on Zenoh "
-                             "(loopback unless configured; any --zenoh* option implies it)")
-    add_zenoh_arguments(parser)
+    """`--transport` (default inproc) with `--publish inproc|zenoh` kept as its alias, plus the
+    Zenoh options (the producer commands)."""
+    parser.add_argument("--publish", choices=("inproc", "zenoh"), default=None,
+                        help="alias of --transport: inproc: this process only (default; use with --record); "
+                             "zenoh: publish on Zenoh (loopback unless configured; any --zenoh* option implies it)")
+    add_zenoh_arguments(parser, default_transport="inproc")
+
+
+def _zenoh_options(args: argparse.Namespace) -> bool:
+    return bool(getattr(args, "zenoh", None) or getattr(args, "zenoh_listen", None)
+                or getattr(args, "zenoh_config", None))
+
+
+def transport_name(args: argparse.Namespace) -> str:
+    """The transport the command uses: `--transport`, else its alias `--publish inproc|zenoh` of the
+    producer commands (`replay --publish` is a flag, not a transport), else Zenoh when a --zenoh* option is given, else the
+    command's default. Contradictory choices are refused (TransportError, one line)."""
+    chosen = getattr(args, "transport", None)
+    alias = getattr(args, "publish", None)
+    alias = alias if isinstance(alias, str) else None  # `replay --publish` is a flag: publish, on --transport
+    if chosen and alias and chosen != alias:
+        raise TransportError(f"--transport {chosen} contradicts --publish {alias}; give one of them")
+    name = chosen or alias or ("zenoh" if _zenoh_options(args) else getattr(args, "default_transport", "zenoh"))
+    if name != "zenoh" and _zenoh_options(args):
+        raise TransportError(f"--zenoh/--zenoh-listen/--zenoh-config apply to --transport zenoh, not {name}")
+    return name
+
+
+def transport_spec(args: argparse.Namespace):
+    """The `run.TransportSpec` the options select."""
+    from ..run import TransportSpec
+
+    name = transport_name(args)
+    if name != "zenoh":
+        return TransportSpec(name)
+    return TransportSpec("zenoh", config=getattr(args, "zenoh_config", None),
+                         listen=tuple(getattr(args, "zenoh_listen", None) or ()),
+                         connect=tuple(getattr(args, "zenoh", None) or ()))
+
+
+def open_transport_from(args: argparse.Namespace):
+    """Open the transport the options select (from the transport registry)."""
+    try:
+        return transport_spec(args).open()
+    except ImportError as exc:
+        raise TransportError(f"the {transport_name(args)} transport is unavailable: {exc}") from exc
 
 
 def open_zenoh(args: argparse.Namespace):
-    try:
-        from ..streams.zenoh_transport import ZenohTransport
-    except ImportError as exc:
-        raise TransportError(f"the Zenoh transport is unavailable: {exc}") from exc
-    return ZenohTransport(args.zenoh_config, listen=args.zenoh_listen or None, connect=args.zenoh or None)
+    """The transport a command reads or writes streams on (kept name: every command called it
+    when Zenoh was the only choice; now any transport of the registry, `--transport`)."""
+    return open_transport_from(args)
 
 
 def wants_zenoh(args: argparse.Namespace) -> bool:
-    return getattr(args, "publish", None) in ("zenoh", True) or bool(args.zenoh or args.zenoh_listen
-                                                                     or args.zenoh_config)
+    """True when the options select a transport other processes can reach (not inproc)."""
+    return transport_name(args) != "inproc"
 
 
 def open_output(args: argparse.Namespace):
-    """The transport a producer command publishes on: Zenoh when asked for, else in-process."""
-    if wants_zenoh(args):
-        return open_zenoh(args)
-    from ..streams.inproc import InProcessBus
-
-    return InProcessBus()
+    """The transport a producer command publishes on (`--transport`, default in-process)."""
+    return open_transport_from(args)
 
 
 # -- recording -----------------------------------------------------------------------------------
@@ -72,6 +114,7 @@ def add_recording_arguments(parser: argparse.ArgumentParser, help_extra: str = "
                         help="layout of --record: default (this package's) or isaac (what Isaac Teleop's recorder "
                              "writes: uncompressed, header profile teleop, its exact hand schema; its "
                              "ReplaySession reads it as its own)")
+    add_log_time_argument(parser)
 
 
 def add_view_recording_argument(parser: argparse.ArgumentParser) -> None:
@@ -79,6 +122,15 @@ def add_view_recording_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-record-view", dest="record_view", action="store_false",
                         help="leave the 3-D view's topics (<collection>/view/scene, /tf, /resultants, /images) out "
                              "of --record (default: recorded, so the file opens with the hand in Lichtblick/Foxglove)")
+
+
+def add_log_time_argument(parser: argparse.ArgumentParser) -> None:
+    """`--log-time-base epoch|monotonic` (every command that records)."""
+    parser.add_argument("--log-time-base", choices=("epoch", "monotonic"), default="epoch",
+                        help="MCAP log times of the recording: epoch (UTC ns, default: lines up with other "
+                             "recordings and shows the real date in viewers) or monotonic (this machine's monotonic "
+                             "clock, as files were written before); the records' own timestamps are the same "
+                             "either way")
 
 
 # -- live view -----------------------------------------------------------------------------------
@@ -94,7 +146,7 @@ def open_foxglove_sink(args: argparse.Namespace, transport, collections: list[st
     sink = FoxgloveSink(transport, collections, hands=hands, host=args.foxglove_host, port=args.foxglove_port,
                         force_range_n=args.foxglove_range or DEFAULT_FORCE_RANGE_N)
     text = (f"foxglove: serving {', '.join(collections)} on ws://{args.foxglove_host}:{sink.port} "
-            "(Foxglove: Open connection → Foxglove WebSocket; layout examples/foxglove/tactile_view.json)")
+            "(Lichtblick / Foxglove: Open connection → Foxglove WebSocket; a layout: wuji-tactile layout -o tactile_view.json)")
     if say is None:
         print(text, file=sys.stderr, flush=True)
     else:
@@ -152,77 +204,48 @@ def run_producers(producers: list, args: argparse.Namespace, *, transport=None, 
                   max_frames: int | None = None, file_metadata: dict[str, str] | None = None,
                   sinks=(), announce: str | None = None, log_name: str | None = None,
                   quiet: bool = False, metadata_period_s: float = 1.0, foxglove_hands=None) -> list:
-    """THE code path of the producer commands (`sim`, `hw`, `replay --publish`): publish every
-    producer on `transport` (default: `open_output(args)`) through the one run loop, recording to
-    `args.record` if given (file metadata from the first producer, plus `file_metadata`), with a
-    progress bar on stderr (and the package logger `log_name` printed above it for the run),
-    until each finishes, a limit is reached or SIGINT/SIGTERM arrives. Then everything is closed
-    here — the recording finished first, signals ignored meanwhile — producers included.
-    `sinks` go to the first producer's runner. With `--foxglove` (`args.foxglove`) a live view
-    of every producer's collection is a sink of the loop; producers that know the hand's pose
-    put it in their frames (`enable_hand_poses`), else `foxglove_hands` (a recording's hand
-    channels) place the taxels. With `args.record_view` (sim/hw: on unless `--no-record-view`)
-    the 3-D view's topics go into the recording too (`integrations.scene_recording.ViewRecording`). Returns each producer's `RunCounters`."""
+    """The producer commands' (`sim`, `hw`, `replay --publish`) options turned into one call of
+    the library's run function (`run.run`): the transport `--transport` selects (or `transport`),
+    `--record` (+ `--overwrite`, `--compression`, `--profile`, `--log-time-base`, plus
+    `file_metadata`), a progress bar on stderr (the package logger `log_name` printed above it for
+    the run), `--foxglove` (a live view of every collection; a recording's hand channels
+    `foxglove_hands` place the taxels when the producer does not know the hand's pose) and
+    `args.record_view` (sim/hw: on unless `--no-record-view`: the 3-D view's topics written into
+    the recording, `integrations.scene_recording.ViewRecording`). Returns each producer's `RunCounters`."""
     from tqdm import tqdm
 
-    from ..producers.base import ProducerRunner, run_together
+    from ..run import RecordOptions, run
 
-    recorder = None
-    view = None
-    runners: list = []
     bar = tqdm(total=total, desc=desc, unit=" frames", file=sys.stderr, mininterval=0.5,
                disable=quiet or not getattr(args, "progress", True))  # no bar in logs unless --progress
-    try:
-        if transport is None:
-            transport = open_output(args)
-        if getattr(args, "record", None):
-            from ..recording import McapRecorder
+    record = None
+    if getattr(args, "record", None):
+        recorded_view = None
+        if getattr(args, "record_view", False):
+            from ..integrations.scene_recording import ViewRecording
 
-            meta = {**producers[0].file_metadata(), "collections": ",".join(p.collection_id for p in producers),
-                    **(file_metadata or {})}
-            recorder = McapRecorder(args.record, overwrite=args.overwrite, file_metadata=meta,
-                                    compression=getattr(args, "compression", None),
-                                    profile=getattr(args, "profile", "default"))
-        view = open_foxglove_sink(args, transport, [p.collection_id for p in producers], hands=foxglove_hands,
+            def recorded_view(recorder, producer, index):
+                return [ViewRecording(recorder, producer, index=index, hands=foxglove_hands)]
+
+        record = RecordOptions(args.record, overwrite=args.overwrite, compression=getattr(args, "compression", None),
+                               profile=getattr(args, "profile", "default"), file_metadata=dict(file_metadata or {}),
+                               log_time_base=getattr(args, "log_time_base", "epoch"), derived_sinks=recorded_view)
+    collections = [p.collection_id for p in producers]
+
+    def views(opened) -> list:
+        view = open_foxglove_sink(args, opened, collections, hands=foxglove_hands,
                                   say=lambda text: bar.write(text, file=sys.stderr))
-        for k, producer in enumerate(producers):
-            mine = list(sinks) if k == 0 else []
-            if view is not None:
-                producer.enable_hand_poses()
-                mine.append(view.for_collection(producer.collection_id))
-            if recorder is not None and getattr(args, "record_view", False):
-                from ..integrations.scene_recording import ViewRecording
-
-                producer.enable_hand_poses()
-                mine.append(ViewRecording(recorder, producer, index=k, hands=foxglove_hands))
-            runners.append(ProducerRunner(producer, transport, recorder=recorder, sinks=mine,
-                                          speed=speed, progress=bar, metadata_period_s=metadata_period_s))
         if announce:
             bar.write(announce, file=sys.stderr)
-        with log_to(bar, log_name, desc) if log_name else contextlib.nullcontext():
-            run_together(runners, duration_s=duration_s, max_frames=max_frames)
-        if recorder is not None and not _in_process(transport):
-            time.sleep(0.1)  # a network transport delivers asynchronously: take the tail
-            recorder.poll()
+        return [] if view is None else [view]
+
+    def around_loop():
+        return log_to(bar, log_name, desc) if log_name else contextlib.nullcontext()
+
+    try:
+        return run(producers, transport=transport if transport is not None else transport_spec(args),
+                   record=record, sinks=sinks, views=views, speed=speed, duration_s=duration_s,
+                   max_frames=max_frames, progress=bar, metadata_period_s=metadata_period_s, around_loop=around_loop,
+                   close_transport=True)
     finally:
         bar.close()
-        with signals_ignored():
-            try:
-                if recorder is not None:
-                    recorder.close()
-            finally:
-                for runner in runners:
-                    runner.close()
-                if view is not None:
-                    view.close()
-                for producer in producers:
-                    producer.close()
-                if transport is not None:
-                    transport.close()
-    return [r.counters for r in runners]
-
-
-def _in_process(transport) -> bool:
-    from ..streams.inproc import InProcessBus
-
-    return isinstance(transport, InProcessBus)

@@ -28,7 +28,8 @@ import numpy as np
 
 from ..contract.naming import validate_collection_id
 from ..contract.pads import NUM_PADS, pad_resultants
-from ..producers.base import EXTRA_FORCE_IMAGES, EXTRA_HAND_JOINT_POSES, EXTRA_OBJECT_GEOMS, Frame, FrameSink
+from ..producers.base import (EXTRA_FORCE_IMAGES, EXTRA_HAND_JOINT_POSES, EXTRA_HAND_POSES, EXTRA_OBJECT_GEOMS, Frame,
+                              FrameSink)
 from .foxglove_scene import (DEFAULT_FORCE_RANGE_N, FRAME_TRANSFORMS_SCHEMA, MESSAGE_ENCODING, PAD_FRAME_TEXT,
                              RESULTANTS_SCHEMA, SCENE_UPDATE_SCHEMA, SCHEMA_ENCODING, ObjectGeoms, SceneBuilder,
                              IMAGE_LABELS_SCHEMA, image_labels, image_mosaic, resultants_message)
@@ -53,6 +54,9 @@ class ViewRecording(FrameSink):
     """Writes the view's topics of `producer`'s collection into `recorder` (see the module doc).
     `index`: the collection's place among those recorded (display offset). `hands`: a
     `RecordedHands` for frames without hand poses (a replay)."""
+
+    #: The side data it draws (the run function asks the producer for what it provides of these).
+    extras_wanted = frozenset({EXTRA_HAND_JOINT_POSES, EXTRA_HAND_POSES, EXTRA_OBJECT_GEOMS})
 
     def __init__(self, recorder: Any, producer: Any, *, index: int = 0, hands: Any = None,
                  force_range_n: float = DEFAULT_FORCE_RANGE_N, scene_rate_hz: float = 30.0,
@@ -88,6 +92,9 @@ class ViewRecording(FrameSink):
         b = self._builder
         extras = frame.extras or {}
         joints = extras.get(EXTRA_HAND_JOINT_POSES)
+        if joints is None and extras.get(EXTRA_HAND_POSES) is not None:  # a device's hand poses (hardware)
+            poses = extras[EXTRA_HAND_POSES].poses
+            joints = next(iter(poses.values())) if len(poses) == 1 else None
         if joints is None and self._hands is not None:
             from .foxglove_live import side_of_collection
 

@@ -3,8 +3,9 @@
 A `Producer` makes force frames for one collection (`collection_id`, `metadata`); it knows
 nothing about transports, files or signals. `ProducerRunner` owns everything around it: the
 `TactilePublisher`, pacing, the metadata republished on a timer (also while no frame comes, so a
-stalled producer still announces its layout), optional MCAP recording with the producer's side
-topics, progress, frame/duration limits and a clean stop on SIGINT/SIGTERM.
+stalled producer still announces its layout), feeding the sinks (the recording's side channels
+among them, attached by the run function), progress, frame/duration limits and a clean stop on
+SIGINT/SIGTERM. This module imports nothing of `recording`.
 
 Two kinds of producer, told apart by `period_s`:
 - on demand (`period_s` set: a simulation, the emulated hand, a synthetic feeder): each
@@ -14,10 +15,11 @@ Two kinds of producer, told apart by `period_s`:
   and sleeps `idle_sleep_s` when nothing is ready; frames the producer already holds
   (`frames_waiting()`) go out in the same pass.
 
-Side data: `Frame.extras` carries optional per-frame payloads (the simulator's hand joint poses
-under `EXTRA_HAND_JOINT_POSES`, its force images under `EXTRA_FORCE_IMAGES`) that a producer's
-`recording_outputs()` (auxiliary MCAP channels) and any `FrameSink` (e.g. the live Foxglove view)
-receive after publication, with the frame's sequence and timestamps.
+Side data: `Frame.extras` carries optional per-frame payloads, declared by name
+(`Producer.extras_provided`, `contract.side_data`: hand poses to record, hand joint poses for the
+view, force images); the run function asks for what it uses (`Producer.extras_wanted`) and turns
+the recorded ones into channels (`recording.side_channels`); every `FrameSink` receives them after
+publication, with the frame's sequence and timestamps.
 
 Time line: a record's available time (= its MCAP log time in a recording) is when the frame was
 published, unless the frame brings its own (`Frame.available_time_ns`): a simulation stamps
@@ -38,7 +40,9 @@ from collections.abc import Callable
 import numpy as np
 
 from ..contract.metadata import TactileMetadata
+from ..contract import side_data
 from ..contract.records import DeviceDataTimestamp
+from ..contract.side_data import HandChannels
 from ..streams.base import Transport
 from ..streams.publisher import TactilePublisher
 
@@ -52,14 +56,13 @@ class Counters:
         return dataclasses.asdict(self)
 
 
-#: `Frame.extras` key: (26, 7) OpenXR joint poses of the hand in the producer's base space
-#: (x, y, z [m], qx, qy, qz, qw), e.g. the simulated hand in the simulation world.
-EXTRA_HAND_JOINT_POSES = "hand_joint_poses"
-#: `Frame.extras` key: (5, 3, H, W) pad force images [N per image cell, pad frame].
-EXTRA_FORCE_IMAGES = "force_images"
+# `Frame.extras` keys (declared side data, `contract.side_data`), re-exported under their old names.
+EXTRA_HAND_JOINT_POSES = side_data.EXTRA_HAND_JOINT_POSES
+EXTRA_FORCE_IMAGES = side_data.EXTRA_FORCE_IMAGES
+EXTRA_HAND_POSES = side_data.EXTRA_HAND_POSES
 #: `Frame.extras` key: the objects the producer knows, e.g. a scenario's, as a dict: "kinds" (K,)
 #: of box/sphere/cylinder/capsule/ellipsoid, "sizes" (K, 3) [m, MuJoCo geom sizes], "poses" (K, 7)
-#: [m, xyzw] in the hand joint poses' base space, "names" (K,).
+#: [m, xyzw] in the hand joint poses' base space, "names" (K,): for the 3-D view.
 EXTRA_OBJECT_GEOMS = "object_geoms"
 
 
@@ -107,6 +110,18 @@ class Producer(ABC):
     finished: bool = False
     #: The producer session to publish under (None: a fresh random one; a replay keeps the recorded one).
     producer_session: int | None = None
+    #: The producer's local monotonic clock [ns]. The run loop paces, times metadata and measures
+    #: `duration_s` on the same one (unless given another), so a test that injects a fake clock
+    #: into the producer (e.g. `HardwareProducer(clock_ns=...)`) drives the whole run with it.
+    clock_ns: Callable[[], int] = staticmethod(time.monotonic_ns)
+    #: The side data (`Frame.extras` keys, `contract.side_data`) this producer can fill, e.g.
+    #: `EXTRA_HAND_POSES` (recorded on the hand channels) or `EXTRA_HAND_JOINT_POSES` (drawn by the view).
+    extras_provided: frozenset[str] = frozenset()
+    #: The side data the run wants (set by the run function before the first frame, from what its
+    #: recording and views use): a producer computes costly side data only when it is wanted.
+    extras_wanted: frozenset[str] = frozenset()
+    #: Where `EXTRA_HAND_POSES` are recorded (base name, base space); None: not provided.
+    hand_channels: HandChannels | None = None
 
     @abstractmethod
     def next_frame(self) -> Frame | None:
@@ -119,15 +134,6 @@ class Producer(ABC):
 
     def on_published(self, frame: Frame, sequence: int, timestamp: DeviceDataTimestamp) -> None:  # noqa: B027 - optional hook, a no-op unless overridden
         """Called after `frame` went out as data record `sequence` with `timestamp`."""
-
-    def enable_hand_poses(self) -> None:  # noqa: B027 - optional hook, a no-op unless overridden
-        """Ask for the hand's joint poses in every frame's `extras` (`EXTRA_HAND_JOINT_POSES`),
-        e.g. for a live view. Default: ignored (the producer does not know the hand's pose)."""
-
-    def recording_outputs(self, recorder: Any) -> list[FrameSink]:
-        """Side topics this producer records next to its collection in `recorder` (an
-        `McapRecorder`), e.g. the hardware's device resultants. Default: none."""
-        return []
 
     def file_metadata(self) -> dict[str, str]:
         """String pairs for the MCAP file metadata (producer_kind, hand_side, ...)."""
@@ -171,17 +177,18 @@ class ProducerRunner:
     `transport`: where a `TactilePublisher` is opened; or `publisher`: an open one for the
     producer's collection (neither: nothing is published, e.g. a scenario run for its checks;
     the sinks still see every frame). `recorder`: an `McapRecorder` that records the collection
-    as it appears on `transport` plus the producer's `recording_outputs`; the runner polls it, the
+    as it appears on `transport` (its side channels come as `sinks`); the runner polls it, the
     caller closes it. `speed`: on-demand producers run at real time × speed, None = as fast as
     possible. `progress`: anything with `update(n)` (a tqdm bar). `clock_ns` / `sleep`: the
-    runner's time (tests use a fake clock; the publisher stamps frames with the real one).
+    runner's time (default: the producer's own `clock_ns`, so producer and loop share one clock;
+    tests use a fake clock; the publisher stamps frames with the real one).
     """
 
     def __init__(self, producer: Producer, transport: Transport | None = None, *,
                  publisher: TactilePublisher | None = None, recorder: Any = None,
                  sinks: list[FrameSink] | tuple[FrameSink, ...] = (), metadata_period_s: float = 1.0,
                  speed: float | None = None, progress: Any = None, idle_sleep_s: float = 0.001,
-                 clock_ns: Callable[[], int] = time.monotonic_ns, sleep: Callable[[float], None] = time.sleep):
+                 clock_ns: Callable[[], int] | None = None, sleep: Callable[[float], None] = time.sleep):
         if not metadata_period_s > 0:
             raise ValueError(f"metadata_period_s must be > 0 s, got {metadata_period_s!r}")
         if speed is not None and not speed > 0:
@@ -198,6 +205,7 @@ class ProducerRunner:
         self.progress = progress
         self.idle_sleep_s = idle_sleep_s
         self.counters = RunCounters()
+        clock_ns = clock_ns or producer.clock_ns
         self._clock_ns, self._sleep = clock_ns, sleep
         self._period_ns = int(metadata_period_s * 1e9)
         self._recorder = recorder
@@ -206,7 +214,6 @@ class ProducerRunner:
         if recorder is not None:
             # subscribe before the publisher exists so the first metadata record is in the file
             recorder.add_collection(transport, producer.collection_id)
-            self.sinks += producer.recording_outputs(recorder)
         self.sinks += list(sinks)
         self._owns_publisher = transport is not None
         if transport is not None:

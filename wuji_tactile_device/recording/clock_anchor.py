@@ -1,7 +1,12 @@
-"""True time for recordings: clock anchors and the conversion of log times to epoch times.
+"""True time for recordings: log-time bases, clock anchors and the conversion of log times to epoch times.
 
-Log times in this package's recordings are nanoseconds of the producer machine's monotonic clock
-(`time.monotonic_ns`, CLOCK_MONOTONIC: system-wide, never jumps, but unrelated to the calendar).
+The records' own times (`DeviceDataTimestamp`: available, sample, device) are nanoseconds of the
+producer machine's monotonic clock (`time.monotonic_ns`, CLOCK_MONOTONIC: system-wide, never
+jumps, but unrelated to the calendar). A recording's MCAP log / publish times are those times
+plus one constant offset, declared in its file metadata (`log_time_base`, `log_time_offset_ns`):
+"epoch" (the default since log times moved to the UTC epoch: offset = realtime − monotonic when
+the recording started, so two recordings of one machine line up) or "monotonic" (offset 0: every
+file written before, which declares nothing). `log_time_offset(file_metadata)` reads it back.
 To line a recording up with ROS 2 bags, cameras or Isaac Teleop's own recordings, the recorder
 writes **clock anchors**: MCAP metadata records named `wuji_tactile_device.clock_anchor` holding
 the monotonic and realtime (epoch, CLOCK_REALTIME) clocks sampled together, in ns — one when the
@@ -29,6 +34,31 @@ import numpy as np
 from ..errors import RecordingError
 
 CLOCK_ANCHOR_METADATA_NAME = "wuji_tactile_device.clock_anchor"
+#: File-metadata keys of the log-time base and its offset [ns] (log time − record available time).
+LOG_TIME_BASE_KEY = "log_time_base"
+LOG_TIME_OFFSET_KEY = "log_time_offset_ns"
+#: `McapRecorder(log_time_base=)` values.
+LOG_TIME_BASES = ("epoch", "monotonic")
+LOG_CLOCK_EPOCH = ("log and publish times are UTC-epoch ns: the records' monotonic available and sample "
+                   "times + log_time_offset_ns")
+LOG_CLOCK_MONOTONIC = "log and publish times are ns of the producer's monotonic clock (not the epoch)"
+
+
+def log_time_offset(file_metadata: dict[str, str], *, where: str = "") -> int:
+    """Log time − record available time [ns] of a file from its file metadata (0 for files that
+    declare no base: they were written on the monotonic base). `RecordingError` if malformed."""
+    base = file_metadata.get(LOG_TIME_BASE_KEY, "monotonic")
+    if base not in LOG_TIME_BASES:
+        raise RecordingError(f"{where}file metadata {LOG_TIME_BASE_KEY}={base!r} is not one of "
+                             f"{', '.join(LOG_TIME_BASES)}")
+    try:
+        offset = int(file_metadata.get(LOG_TIME_OFFSET_KEY, "0"))
+    except ValueError:
+        raise RecordingError(f"{where}file metadata {LOG_TIME_OFFSET_KEY}="
+                             f"{file_metadata.get(LOG_TIME_OFFSET_KEY)!r} is not an integer") from None
+    if base == "monotonic" and offset != 0:
+        raise RecordingError(f"{where}file metadata declares the monotonic log-time base with offset {offset} ns")
+    return offset
 #: The recorder writes an anchor at least this often [s] (and at start).
 ANCHOR_PERIOD_S = 60.0
 _TRIES = 5
@@ -124,11 +154,20 @@ def wall_clock_span(path: str | os.PathLike) -> tuple[int, int] | None:
 
 
 def wall_clock_span_of(sc, *, where: str = "") -> tuple[int, int] | None:
-    """`wall_clock_span` of a file already scanned (`recording.scan.Scan`)."""
+    """`wall_clock_span` of a file already scanned (`recording.scan.Scan`): an epoch-based file's
+    log times are epoch times already; a monotonic one is mapped through its anchors."""
+    from .naming import FILE_METADATA_NAME
+
     anchors = [anchor_from_metadata(m.metadata, where=where) for m in sc.metadata
                if m.name == CLOCK_ANCHOR_METADATA_NAME]
-    if not anchors or not sc.chunks:
+    declared: dict[str, str] = {}
+    for m in sc.metadata:
+        if m.name == FILE_METADATA_NAME:
+            declared.update(m.metadata)
+    if not sc.chunks or (not anchors and not log_time_offset(declared, where=where)):
         return None
     start = min(c.start_ns for c in sc.chunks)
     end = max(c.end_ns for c in sc.chunks)
+    if log_time_offset(declared, where=where):
+        return start, end
     return log_time_to_epoch_ns(start, anchors), log_time_to_epoch_ns(end, anchors)

@@ -34,13 +34,15 @@ import numpy as np
 from ..contract.hand_pose import (HAND_POSE_RECORD_SCHEMA_NAME, NUM_HAND_JOINTS, HandPoseSample,
                                   decode_hand_pose_record, encode_hand_pose_record, joint_block)
 from ..contract.records import DeviceDataTimestamp
+from ..contract.side_data import DEFAULT_HAND_BASE_NAME as _DEFAULT_HAND_BASE_NAME
 from ..errors import RecordingError
 from .profiles import isaac_hand_schema
 
 #: The chunk compression Isaac Teleop's `ReplaySession` reads (1.5: only uncompressed chunks).
 ISAAC_TELEOP_COMPRESSION = "none"
-#: Default `<base_name>`: the name of the `HandsSource` node that will replay the channels.
-DEFAULT_HAND_BASE_NAME = "hands"
+#: Default `<base_name>`: the name of the `HandsSource` node that will replay the channels
+#: (declared with the side data producers provide, `contract.side_data`).
+DEFAULT_HAND_BASE_NAME = _DEFAULT_HAND_BASE_NAME
 HAND_SIDES = ("left", "right")
 #: Schema name of the default profile's viewer twin (Foxglove's well-known pose array).
 VIEWER_HAND_SCHEMA_NAME = "foxglove.PosesInFrame"

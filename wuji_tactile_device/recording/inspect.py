@@ -22,7 +22,8 @@ from ..contract import TRACKER_METADATA_MAX_SIZE, decode_metadata_record, decode
 from ..contract.naming import Stream, stream_key
 from . import json_channel, naming
 from .replay import MAX_COLLECTIONS, index_difference, streams_of
-from .clock_anchor import wall_clock_span_of
+from .clock_anchor import log_time_offset, wall_clock_span_of
+from .naming import FILE_METADATA_NAME
 from .scan import FileView, ReadBudget, Scan, read_chunk, read_partial_chunk, scan
 
 MAX_LISTED = 20  # problems listed per file (all are counted)
@@ -158,6 +159,12 @@ def inspect_file(path: str | os.PathLike) -> InspectReport:
             report.wall_clock = wall_clock_span_of(sc, where=f"{view.path}: ")
         except RecordingError as exc:
             report.problem(f"clock anchor: {exc}")
+        offset = 0  # log time − record available time [ns]: the file's declared log-time base
+        try:
+            offset = log_time_offset({k: v for m in sc.metadata if m.name == FILE_METADATA_NAME
+                                      for k, v in m.metadata.items()}, where=f"{view.path}: ")
+        except RecordingError as exc:
+            report.problem(str(exc))
         for d in sc.damage:
             report.problem(f"damaged: {d}")
         report.problem_count += sc.damage_count - len(sc.damage)
@@ -242,7 +249,7 @@ def inspect_file(path: str | os.PathLike) -> InspectReport:
                 if len(stats.sessions) < MAX_LISTED_SESSIONS:
                     stats.sessions.add(session)
                 report.checked_messages += 1
-                _check(report, m, cid, stream, session, taxels, adopted, early)
+                _check(report, m, cid, stream, session, taxels, adopted, early, offset)
         partial = sc.truncation.partial_chunk if sc.truncation is not None else None
         if partial is not None:
             try:
@@ -265,7 +272,7 @@ def inspect_file(path: str | os.PathLike) -> InspectReport:
 
 
 def _check(report: InspectReport, m, cid: str, stream: Stream, session: int, taxels: dict, adopted: dict,
-           early: dict) -> None:
+           early: dict, offset: int = 0) -> None:
     where = f"{stream_key(cid, stream)} session {session:016x} seq {m.sequence} (log time {m.log_time} ns)"
     try:
         if stream is Stream.DATA:
@@ -294,9 +301,9 @@ def _check(report: InspectReport, m, cid: str, stream: Stream, session: int, tax
         report.problem(f"{where}: {type(exc).__name__}: {exc}")
         return
     available, sample = timestamp.available_time_local_common_clock, timestamp.sample_time_local_common_clock
-    if (available, sample) != (m.log_time, m.publish_time):
+    if (available + offset, sample + offset) != (m.log_time, m.publish_time):
         report.problem(f"{where}: log/publish time {m.log_time}/{m.publish_time} differ from the record's "
-                       f"available/sample time {available}/{sample}")
+                       f"available/sample time {available}/{sample} + the file's log-time offset {offset} ns")
 
 
 def _check_json(report: InspectReport, m, ch, schema, json_schemas: dict) -> None:

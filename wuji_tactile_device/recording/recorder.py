@@ -45,7 +45,9 @@ from ..contract.records import peek_record_times
 from ..streams.base import LivelinessChange, Message, Subscription, Transport
 from . import json_channel, naming, profiles
 from .safe_files import open_recording
-from .clock_anchor import ANCHOR_PERIOD_S, CLOCK_ANCHOR_METADATA_NAME, anchor_metadata, sample_clock_anchor
+from .clock_anchor import (ANCHOR_PERIOD_S, CLOCK_ANCHOR_METADATA_NAME, LOG_CLOCK_EPOCH, LOG_CLOCK_MONOTONIC,
+                           LOG_TIME_BASE_KEY, LOG_TIME_BASES, LOG_TIME_OFFSET_KEY, anchor_metadata,
+                           sample_clock_anchor)
 
 log = logging.getLogger(__name__)
 
@@ -99,13 +101,20 @@ class McapRecorder:
     `profile`: "default" (zstd unless `compression` says otherwise) or "isaac" (uncompressed,
     header profile `teleop`, Isaac Teleop's hand schema bytes; `recording.profiles`).
     `fsync=True` also asks the OS to put each flushed chunk on disk (survives power loss).
+    `log_time_base`: "epoch" (default): log / publish time = a record's available / sample time
+    + `log_time_offset_ns` (realtime − monotonic, sampled once at the start), i.e. UTC-epoch ns
+    that line up with other recordings of this machine; "monotonic": the record's times as they
+    are (the files before log times moved to the epoch). The records themselves
+    (`DeviceDataTimestamp`) are never changed. Times given to the auxiliary channels are on the
+    records' time line and shifted alike.
     """
 
     clock_ns = staticmethod(time.monotonic_ns)
 
     def __init__(self, path: str | os.PathLike, *, file_metadata: dict[str, str] | None = None,
                  overwrite: bool = False, flush_period_s: float = 0.5, chunk_size: int = DEFAULT_CHUNK_SIZE,
-                 compression: str | None = None, fsync: bool = False, profile: str = profiles.DEFAULT_PROFILE):
+                 compression: str | None = None, fsync: bool = False, profile: str = profiles.DEFAULT_PROFILE,
+                 log_time_base: str = "epoch"):
         self.path = Path(path)
         #: "default" or "isaac" (`recording.profiles`): the isaac profile is uncompressed, its MCAP
         #: header profile is `teleop`, and its hand channels carry Isaac Teleop's exact schema bytes.
@@ -115,16 +124,26 @@ class McapRecorder:
         if profile == "isaac" and compression != profiles.ISAAC_COMPRESSION:
             raise RecordingError(f"recording {self.path}: the isaac profile is uncompressed (Isaac Teleop's replay "
                                  f"reads no {compression} chunks); drop the compression or use the default profile")
+        if log_time_base not in LOG_TIME_BASES:
+            raise ValueError(f"log_time_base must be one of {', '.join(LOG_TIME_BASES)}, got {log_time_base!r}")
         if compression not in _COMPRESSION:
             raise ValueError(f"compression {compression!r} is not one of {', '.join(_COMPRESSION)}")
         if not flush_period_s > 0:
             raise ValueError(f"flush_period_s must be > 0 s, got {flush_period_s}")
+        anchor = sample_clock_anchor()
+        #: Added to every record's available / sample time to make its log / publish time [ns]:
+        #: realtime − monotonic at the start (log times on the UTC epoch), or 0 (`log_time_base="monotonic"`).
+        self.log_time_offset_ns = anchor.offset_ns if log_time_base == "epoch" else 0
+        self.log_time_base = log_time_base
         meta = {"package": "wuji_tactile_device", "package_version": __version__,
                 "recording_started_utc": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-                "clock": "log and publish times are ns of the producer's monotonic clock (not the epoch)"}
+                "clock": (LOG_CLOCK_EPOCH if log_time_base == "epoch" else LOG_CLOCK_MONOTONIC),
+                LOG_TIME_BASE_KEY: log_time_base, LOG_TIME_OFFSET_KEY: str(self.log_time_offset_ns)}
         for k, v in (file_metadata or {}).items():
             if not isinstance(k, str) or not isinstance(v, str):
                 raise TypeError(f"file_metadata must map str to str, got {k!r}: {v!r}")
+            if k in (LOG_TIME_BASE_KEY, LOG_TIME_OFFSET_KEY):
+                raise ValueError(f"file_metadata key {k!r} is the recorder's own (choose log_time_base instead)")
             meta[k] = v
         # created exclusively (never through a planted link), locked while recording (`safe_files`)
         self._file = open_recording(self.path, overwrite)
@@ -137,7 +156,7 @@ class McapRecorder:
                                                               bfbs(RECORD_ROOT[Stream.METADATA])),
             }
             self._writer.add_metadata(naming.FILE_METADATA_NAME, meta)
-            self._last_anchor_ns = self._write_clock_anchor()
+            self._last_anchor_ns = self._write_clock_anchor(anchor)
             self._file.flush()
         except OSError as exc:
             try:
@@ -301,6 +320,7 @@ class McapRecorder:
         if log_time_ns < 0 or publish_time_ns < 0:
             raise RecordingError(f"topic {topic!r}: negative time ({log_time_ns}, {publish_time_ns}) "
                                  "cannot be an MCAP time")
+        log_time_ns, publish_time_ns = log_time_ns + self.log_time_offset_ns, publish_time_ns + self.log_time_offset_ns
         try:
             self._writer.add_message(channel_id, log_time_ns, payload, publish_time_ns, sequence & naming.SEQUENCE_MASK)
         except OSError as exc:
@@ -367,7 +387,7 @@ class McapRecorder:
                     log.warning("recording %s: a %s record has no readable timestamp (%s); written with the "
                                 "receive time as log time, replay will show it to the tracker", collection_id,
                                 stream.value, exc)
-        log_time, publish_time = times
+        log_time, publish_time = times[0] + self.log_time_offset_ns, times[1] + self.log_time_offset_ns
         ch = self._channels.get((collection_id, stream, producer_session))
         fresh, sending = self._sessions.get(collection_id) or self._sessions.setdefault(
             collection_id, (OrderedDict(), OrderedDict()))
@@ -496,9 +516,9 @@ class McapRecorder:
         if self._pending and now - self._last_flush >= self._flush_period_ns:
             self.flush()
 
-    def _write_clock_anchor(self) -> int:
+    def _write_clock_anchor(self, anchor=None) -> int:
         """Write a clock anchor metadata record (`recording.clock_anchor`); return its monotonic time."""
-        anchor = sample_clock_anchor()
+        anchor = anchor or sample_clock_anchor()
         self._writer.add_metadata(CLOCK_ANCHOR_METADATA_NAME, anchor_metadata(anchor))
         return anchor.monotonic_ns
 

@@ -6,8 +6,9 @@ producer). The hardware producer itself never
 imports the simulation; this module does."""
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+import time
 from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -68,15 +69,31 @@ class EmulatedHandProducer(Producer):
     tick by tick from `forces`: per tick an (N, 3) [N] array, or a `SimulationTick` (forces and
     the joint angles the hand then reports — `simulation_ticks`). On demand: each `next_frame()`
     emits one tick (period 1 / the emulator's rate) unless an assembled tick is still waiting.
-    `before_tick(emulator, t)` runs before tick k is emitted, t = k × period [s] (fault injection)."""
+    `before_tick(emulator, t)` runs before tick k is emitted, t = k × period [s] (fault injection).
+
+    Time line (like the simulation's): the hardware path runs on the scenario's clock — tick k
+    arrives at `start_ns + k × period` of the local monotonic time line, the device and the
+    hardware producer share that clock (staleness, backoff, sample times) and each frame is
+    available at its tick's instant — so a run computed as fast as possible (`hw --emulate
+    --fast`) is recorded with the scenario's duration and rate, not the wall clock's."""
 
     def __init__(self, emulator, hardware: HardwareProducer, forces: Iterator[np.ndarray | SimulationTick], *,
-                 before_tick: Callable[[object, float], None] | None = None):
+                 before_tick: Callable[[object, float], None] | None = None, start_ns: int | None = None):
         self.emulator, self.hardware = emulator, hardware
         self.collection_id, self.metadata = hardware.collection_id, hardware.metadata
         self.period_s = 1.0 / emulator.rate_hz
         self._forces, self._before_tick = forces, before_tick
         self.ticks = 0
+        self._period_ns = int(round(self.period_s * 1e9))
+        self._start_ns = time.monotonic_ns() if start_ns is None else int(start_ns)
+        # the scenario clock: the device stamps arrivals with it, the hardware producer checks on it
+        hardware.clock_ns = self.scenario_clock_ns
+        if hasattr(hardware.device, "clock_ns"):
+            hardware.device.clock_ns = self.scenario_clock_ns
+
+    def scenario_clock_ns(self) -> int:
+        """The scenario's instant of the last emitted tick on the local time line [ns]."""
+        return self._start_ns + self.ticks * self._period_ns
 
     @classmethod
     def from_config(cls, emulator, config: HardwareConfig, forces: Iterator[np.ndarray | SimulationTick],
@@ -87,7 +104,7 @@ class EmulatedHandProducer(Producer):
 
     def next_frame(self) -> Frame | None:
         if self.hardware.frames_waiting():
-            return self.hardware.next_frame()
+            return self._on_scenario_time(self.hardware.next_frame())
         item = next(self._forces, None)
         if item is None:
             self.finished = True
@@ -99,13 +116,35 @@ class EmulatedHandProducer(Producer):
         else:
             self.emulator.emit(item)
         self.ticks += 1
-        return self.hardware.next_frame()
+        return self._on_scenario_time(self.hardware.next_frame())
+
+    def _on_scenario_time(self, frame: Frame | None) -> Frame | None:
+        if frame is not None:
+            frame.available_time_ns = self.scenario_clock_ns()
+        return frame
 
     def on_published(self, frame, sequence, timestamp) -> None:
         self.hardware.on_published(frame, sequence, timestamp)
 
-    def recording_outputs(self, recorder) -> list[FrameSink]:
-        return self.hardware.recording_outputs(recorder)
+    # the hardware producer's side data and device topics are this producer's
+    @property
+    def extras_provided(self) -> frozenset[str]:  # type: ignore[override]
+        return self.hardware.extras_provided
+
+    @property
+    def extras_wanted(self) -> frozenset[str]:  # type: ignore[override]
+        return self.hardware.extras_wanted
+
+    @extras_wanted.setter
+    def extras_wanted(self, keys: frozenset[str]) -> None:
+        self.hardware.extras_wanted = frozenset(keys)
+
+    @property
+    def hand_channels(self):  # type: ignore[override]
+        return self.hardware.hand_channels
+
+    def device_topics(self, recorder) -> list[FrameSink]:
+        return self.hardware.device_topics(recorder)
 
     def file_metadata(self) -> dict[str, str]:
         return {**self.hardware.file_metadata(), "producer_kind": "hardware-emulated"}

@@ -98,7 +98,7 @@ class FingertipFrame(NamedTuple):
     timestamp_us: int  # device clock (time-synced by the SDK) [µs]
     info_digest: int
     data: bytes  # the raw payload, decoded per the info's format
-    received_ns: int  # time.monotonic_ns() when the producer pulled it from the SDK
+    received_ns: int  # the device's clock_ns() when the producer pulled it from the SDK
 
 
 class FingertipStatus(NamedTuple):
@@ -143,8 +143,12 @@ class SdkFingertipDevice:
     as the emulator). Translates the SDK's `NodeOfflineError` into `FingerOfflineError`."""
 
     def __init__(self, hand: Any, *, max_frames_per_poll: int = 64, owns_connection: bool = False,
-                 connector: Callable[[], Any] | None = None, policy: Any = None, identity: Any = None):
+                 connector: Callable[[], Any] | None = None, policy: Any = None, identity: Any = None,
+                 clock_ns: Callable[[], int] = time.monotonic_ns):
 
+        #: The local monotonic clock [ns] frames are stamped with on arrival (`received_ns`) and
+        #: reconnect backoff runs on (tests inject a fake one; the producer shares it).
+        self.clock_ns = clock_ns
         self._hand = hand
         self._owns_connection = owns_connection
         self._connector = connector
@@ -227,7 +231,7 @@ class SdkFingertipDevice:
                     raise ProducerError(f"{f}: subscribing to the fingertip data stream failed: {exc}") from exc
         if self._want_joint_states:
             self._joint_backoff.succeeded()
-            self._subscribe_joint_states(time.monotonic_ns())
+            self._subscribe_joint_states(self.clock_ns())
 
     def poll(self) -> list[FingertipFrame]:
         """Everything that arrived since the last call (non-blocking), finger by finger. While
@@ -250,14 +254,14 @@ class SdkFingertipDevice:
                     break
                 h = msg.header
                 out.append(FingertipFrame(f, int(h.seq), int(h.timestamp_us), int(msg.info_digest),
-                                          _payload(msg.data), time.monotonic_ns()))
+                                          _payload(msg.data), self.clock_ns()))
         return out
 
     # ----- connection loss and reconnection -----
     def _lost(self, finger: str, exc: BaseException) -> None:
         self.link_counters.stream_errors += 1
         self.connected = False
-        self.lost_at_ns = time.monotonic_ns()
+        self.lost_at_ns = self.clock_ns()
         self._reconnect_backoff.succeeded()
         log.warning("hand %s: the %s data stream failed (%s); reconnecting by serial number", self.serial_number,
                     finger, exc)
@@ -285,7 +289,7 @@ class SdkFingertipDevice:
     def _maybe_reconnect(self, now_ns: int | None = None) -> bool:
         """One reconnect attempt when its backoff has elapsed. True when connected again."""
 
-        now = time.monotonic_ns() if now_ns is None else now_ns
+        now = self.clock_ns() if now_ns is None else now_ns
         if self._connector is None or not self._reconnect_backoff.due(now):
             return False
         c = self.link_counters
@@ -320,7 +324,7 @@ class SdkFingertipDevice:
         c.reconnects += 1
         self.generation += 1
         self._reconnect_backoff.succeeded()
-        self.last_reconnect_s = (time.monotonic_ns() - (self.lost_at_ns or now)) / 1e9
+        self.last_reconnect_s = (self.clock_ns() - (self.lost_at_ns or now)) / 1e9
         log.warning("hand %s: reconnected after %.2f s; every finger is re-confirmed before publishing again",
                     self.serial_number, self.last_reconnect_s)
         return True
@@ -381,7 +385,7 @@ class SdkFingertipDevice:
             return False
         self._want_joint_states = True
         if self.connected and self._joint_sub is None:
-            self._subscribe_joint_states(time.monotonic_ns())
+            self._subscribe_joint_states(self.clock_ns())
         return True
 
     def _subscribe_joint_states(self, now_ns: int) -> None:
@@ -404,7 +408,7 @@ class SdkFingertipDevice:
         while the connection is lost."""
         if not (self._want_joint_states and self.connected):
             return []
-        now = time.monotonic_ns()
+        now = self.clock_ns()
         if self._joint_sub is None:
             if self._joint_backoff.due(now):
                 self._subscribe_joint_states(now)
@@ -457,7 +461,8 @@ def _check_finger(finger: str) -> None:
 
 
 def connect_sdk_hand(*, side: str | None = None, sn: str | None = None, address: str | None = None,
-                     timeout_ms: int = 1000, manager: Any = None, policy: Any = None) -> SdkFingertipDevice:
+                     timeout_ms: int = 1000, manager: Any = None, policy: Any = None,
+                     clock_ns: Callable[[], int] = time.monotonic_ns) -> SdkFingertipDevice:
     """Connect to a Wuji Hand 2 by serial number, address or side (exactly one selects: sn, else
     address, else side), under a connection name unique to this producer, read its identity
     (serial number, side, firmware / hardware / SDK versions) and wrap it — reconnecting later
@@ -513,7 +518,7 @@ def connect_sdk_hand(*, side: str | None = None, sn: str | None = None, address:
     hand = retry(connect, policy, f"connecting to {target}", give_up=absent)
     if not hasattr(hand, "fingertip_thumb_info") and not hasattr(hand, "get_fingertip_info"):
         raise ProducerError(f"connected device {type(hand).__name__} is not a Wuji Hand 2 (no fingertip sensors)")
-    device = SdkFingertipDevice(hand, owns_connection=True, policy=policy)
+    device = SdkFingertipDevice(hand, owns_connection=True, policy=policy, clock_ns=clock_ns)
     identity = device.identity
     if side is not None:
         resolve_side(side, identity.side, serial_number=identity.serial_number, source=identity.side_source or "")

@@ -16,7 +16,8 @@ senses its pose in a room, on an arm or in a tracker's frame. So the poses are w
   joint is then exactly that pose in every record; it is the user's statement, not a measurement,
   and a moving arm is NOT followed.
 
-`HandPoseRecorder` writes them on Isaac Teleop's hand channels (`recording.hand_channels`), one
+The hardware producer hands them out as side data (`contract.side_data.EXTRA_HAND_POSES`, when
+wanted); a recording writes them on Isaac Teleop's hand channels (`recording.side_channels`), one
 record per hand per published tick with exactly the tactile record's `DeviceDataTimestamp` and
 log time; ticks without a paired joint sample (`joint_states.JointPairing`) are written as not
 tracked, so both hand channels stay in step with the tactile collection.
@@ -34,8 +35,6 @@ from ...contract.joints import FINGERS, HandJoint
 from ...hands.openxr_pose import JOINT_RADIUS_M, NUM_JOINTS
 from ...hands.wuji_hand2 import (NUM_ACTUATED_JOINTS, SEGMENT_IN_DISTAL, WRIST_TO_OPENXR, _check_side,
                                  _quat_wxyz_to_matrix, hand_kinematics)
-from ...recording.hand_channels import DEFAULT_HAND_BASE_NAME, HandPoseChannels
-from ..base import EXTRA_HAND_JOINT_POSES, FrameSink
 
 #: `Frame.extras` key under which the hardware producer hands each tick's `PairedJoints` (or None).
 HAND_JOINTS_EXTRA = "hand_joints"
@@ -249,32 +248,3 @@ class HandPoseSolver:
         """(26,) bool: joints whose pose depends only on joints that were measured (`present`)."""
         missing = ~np.asarray(present, dtype=bool)
         return ~((self._dep_f @ missing) > 0)
-
-
-class HandPoseRecorder(FrameSink):
-    """One of the hardware producer's recording outputs: Isaac Teleop's two hand channels
-    (`<base_name>/left_hand`, `<base_name>/right_hand`) with the producer's hand's poses per
-    published tick (the other hand: not tracked). Reads the tick's `PairedJoints` from
-    `frame.extras[HAND_JOINTS_EXTRA]`; None → the hand is written as not tracked."""
-
-    def __init__(self, recorder: Any, side: str, *, base_pose: Sequence[float] | None = None,
-                 base_name: str = DEFAULT_HAND_BASE_NAME):
-        self.solver = HandPoseSolver(side, base_pose)
-        self.side = self.solver.side
-        self.base_space = base_space_description(self.side, self.solver.base_pose)
-        self.channels = HandPoseChannels(recorder, base_name, base_space=self.base_space)
-        self.written = 0
-        self.tracked = 0
-
-    def on_frame(self, frame, sequence: int, timestamp) -> None:
-        joints = frame.extras.get(HAND_JOINTS_EXTRA) if frame.extras else None
-        log_time = int(timestamp[0])  # the tactile data record's log time (its available time)
-        if joints is None:
-            self.channels.write({}, timestamp, log_time_ns=log_time)
-        else:
-            poses = self.solver.poses(joints.positions)
-            frame.extras[EXTRA_HAND_JOINT_POSES] = poses  # for the view recorded beside (ViewRecording)
-            self.channels.write({self.side: poses}, timestamp, log_time_ns=log_time,
-                                valid=self.solver.valid(joints.present), radius=JOINT_RADIUS_M)
-            self.tracked += 1
-        self.written += 1

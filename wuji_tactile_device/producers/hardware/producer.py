@@ -15,7 +15,7 @@ into the contract stream.
 Hand poses: when the hand streams its measured joint angles (the SDK's joint states), each
 published tick carries the joint sample nearest to it in device time (`joint_states`, bounded by
 `joint_max_age_s`) in `Frame.extras["hand_joints"]`, and the producer records the hand's 26
-OpenXR joint poses on Isaac Teleop's hand channels (`hand_pose.HandPoseRecorder`) in the stated
+OpenXR joint poses as side data (`EXTRA_HAND_POSES`, recorded on Isaac Teleop's hand channels) in the stated
 base space (the wrist frame, or `base_pose`).
 
 Never stale: a finger that sends nothing for `stale_after_s` marks the hand unavailable (no tick
@@ -40,7 +40,7 @@ from ...errors import DeviceFormatError, FingerOfflineError, LayoutChangedError,
 from ...contract.geometry import rpy_to_matrix
 from ...contract.records import DeviceDataTimestamp
 from ...hands.wuji_hand2 import FINGERS
-from ...recording.hand_channels import DEFAULT_HAND_BASE_NAME
+from ...contract.side_data import DEFAULT_HAND_BASE_NAME, EXTRA_HAND_POSES, HandChannels, HandPoses
 from ..base import Counters, Frame, FrameSink, Producer
 from .assembly import AssemblyCounters, TickAssembler
 from .calibration import SATURATION_LEVEL, load_full_scale, missing_calibration_error
@@ -49,7 +49,8 @@ from .format import SensorFormat, parse_format
 from .identity import resolve_side
 from .layout_metadata import DEFAULT_AXIS_MAPPING, AxisMapping, hardware_metadata
 from .recovery import Backoff, RetryPolicy, bounded, is_timeout
-from .hand_pose import HAND_JOINTS_EXTRA, HandPoseRecorder, as_base_pose, base_space_description
+from ...hands.openxr_pose import JOINT_RADIUS_M
+from .hand_pose import HAND_JOINTS_EXTRA, HandPoseSolver, as_base_pose, base_space_description
 from .health_topic import HealthRecorder
 from .joint_states import JointPairing, default_max_age_us
 from .resultant_topic import FingerResultant, ResultantRecorder, TickResultants
@@ -171,8 +172,13 @@ class HardwareProducer(Producer):
     period_s = None
 
     def __init__(self, device: FingertipDevice, config: HardwareConfig, *,
-                 on_event: Callable[[ProducerEvent], None] | None = None):
+                 on_event: Callable[[ProducerEvent], None] | None = None,
+                 clock_ns: Callable[[], int] | None = None):
         self.device = device
+        #: The one local monotonic clock [ns] of this producer: staleness, backoff, events, the
+        #: start-up grace — the device's (`device.clock_ns`, which stamps arrivals) unless given;
+        #: the run loop takes the same one (`Producer.clock_ns`).
+        self.clock_ns = clock_ns or getattr(device, "clock_ns", None) or time.monotonic_ns
         self.config = config
         #: The stated base pose of the recorded hand poses (x, y, z, qx, qy, qz, qw; None: the wrist frame).
         self.base_pose = as_base_pose(config.base_pose)
@@ -235,9 +241,13 @@ class HardwareProducer(Producer):
         self.device.open_streams()
         #: Pairs the hand's joint samples with the ticks (None: no joint states recorded).
         self.joints: JointPairing | None = self._open_joint_states()
+        self._solver: HandPoseSolver | None = None
         if self.joints is not None:
             self._frame.extras = {HAND_JOINTS_EXTRA: None}
-        self._grace_end_ns = time.monotonic_ns() + int(config.startup_grace_s * 1e9)
+            # side data: the hand's joint poses from its measured angles, for the hand channels
+            self.extras_provided = frozenset({EXTRA_HAND_POSES})
+            self.hand_channels = HandChannels(config.hands_name, base_space_description(config.side, self.base_pose))
+        self._grace_end_ns = self.clock_ns() + int(config.startup_grace_s * 1e9)
         for f in self._fingers.values():
             f.last_received_ns = self._grace_end_ns
 
@@ -356,7 +366,7 @@ class HardwareProducer(Producer):
         waiting, pull, check and assemble what arrived first. None: no complete tick (or a finger
         is unavailable)."""
         if not self._ready:
-            self._pull(time.monotonic_ns() if now_ns is None else now_ns)
+            self._pull(self.clock_ns() if now_ns is None else now_ns)
         if not self._ready:
             return None
         return self._to_frame(self._ready.popleft())
@@ -448,7 +458,7 @@ class HardwareProducer(Producer):
 
     def _mark_unavailable(self, fingers: list[_Finger], why: str) -> None:
         names = tuple(s.name for s in fingers)
-        now = time.monotonic_ns()
+        now = self.clock_ns()
         for s in fingers:
             s.unavailable = True
             s.unavailable_since_ns = now
@@ -470,7 +480,7 @@ class HardwareProducer(Producer):
         """Re-confirm a returning finger: online flag and info, each SDK call bounded by
         `config.recovery.timeout_s`; a failed attempt is retried with exponential backoff."""
         backoff = self._backoff[finger.name]
-        now = time.monotonic_ns()
+        now = self.clock_ns()
         if not backoff.due(now):
             return
         r = self.recovery
@@ -506,7 +516,7 @@ class HardwareProducer(Producer):
                     "when all fingers are available")
 
     def _event(self, kind: str, fingers: tuple[str, ...], message: str) -> None:
-        ev = ProducerEvent(kind, fingers, message)
+        ev = ProducerEvent(kind, fingers, message, self.clock_ns())
         self.events.append(ev)
         if len(self.events) > 1000:
             del self.events[:500]
@@ -550,7 +560,9 @@ class HardwareProducer(Producer):
         frame.sample_time_ns = self.assembler.clock.to_local_ns(ts_us)
         frame.device_time_ns = ts_us * 1000
         if self.joints is not None:
-            frame.extras[HAND_JOINTS_EXTRA] = self.joints.pair(ts_us)
+            joints = frame.extras[HAND_JOINTS_EXTRA] = self.joints.pair(ts_us)
+            if EXTRA_HAND_POSES in self.extras_wanted:
+                frame.extras[EXTRA_HAND_POSES] = self._hand_poses(joints)
         self._tick_resultants = resultants
         self.frames += 1
         return frame
@@ -561,16 +573,22 @@ class HardwareProducer(Producer):
         self.last_tick = TickResultants(sequence, timestamp.available_time_local_common_clock,
                                         frame.sample_time_ns, frame.device_time_ns // 1000, self.resultants)
 
-    def recording_outputs(self, recorder) -> list[FrameSink]:
-        """The device's own resultants (`<collection>/device_resultants`), the hand's health
-        (`<collection>/health`) and, when the hand streams its joint angles, its joint poses on
-        Isaac Teleop's hand channels (`<hands_name>/left_hand`, `<hands_name>/right_hand`)."""
-        outputs: list[FrameSink] = [ResultantRecorder(recorder, self.collection_id, source=self),
-                                    HealthRecorder(recorder, self.collection_id, self)]
-        if self.joints is not None:
-            outputs.append(HandPoseRecorder(recorder, self.config.side, base_pose=self.base_pose,
-                                            base_name=self.config.hands_name))
-        return outputs
+    def _hand_poses(self, joints) -> HandPoses | None:
+        """The tick's `HandPoses` (None: no joint sample paired with it, the hand is not tracked)."""
+        if joints is None:
+            return None
+        if self._solver is None:
+            self._solver = HandPoseSolver(self.config.side, self.base_pose)
+        return HandPoses({self._solver.side: self._solver.poses(joints.positions)},
+                         self._solver.valid(joints.present), JOINT_RADIUS_M)
+
+    def device_topics(self, recorder) -> list[FrameSink]:
+        """The device's own topics beside the collection (the run function attaches them to a
+        recording): its resultants (`<collection>/device_resultants`) and the hand's health
+        (`<collection>/health`). The hand poses are side data (`EXTRA_HAND_POSES`), recorded by
+        `recording.side_channels`."""
+        return [ResultantRecorder(recorder, self.collection_id, source=self),
+                HealthRecorder(recorder, self.collection_id, self)]
 
     def file_metadata(self) -> dict[str, str]:
         """The recording's file metadata: producer kind, side, the hand's identity (serial number,

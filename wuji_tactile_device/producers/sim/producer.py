@@ -13,10 +13,11 @@ time — is that simulated instant too: a 13 s press lasts 13 s in every tool (r
 Foxglove), however fast it was computed. `log_clock="wall"` keeps the real publication instants
 as available and log times.
 
-Hand motion: with `hand_poses=True` — and always when the run is recorded (`recording_outputs`)
-— each frame carries the hand's 26 OpenXR joint poses in the simulation world
-(`Frame.extras[EXTRA_HAND_JOINT_POSES]`, ≈ 60 µs per frame, `SimHandPoses`); the recording writes
-them on Isaac Teleop's hand channels (`<hands_name>/left_hand`, `<hands_name>/right_hand`,
+Hand motion: the producer declares the hand's 26 OpenXR joint poses in the simulation world as
+side data (`extras_provided`: `EXTRA_HAND_JOINT_POSES` for a view, `EXTRA_HAND_POSES` for the
+recording, ≈ 60 µs per frame, `SimHandPoses`), computed when wanted (`hand_poses=True`, or
+`extras_wanted` set by the run function when the run is recorded or viewed); the recording
+(`recording.side_channels`) writes them on Isaac Teleop's hand channels (`<hands_name>/left_hand`, `<hands_name>/right_hand`,
 `core.HandPoseRecord`) with the tactile record's exact `DeviceDataTimestamp` and log time, so
 Isaac Teleop's `HandsSource` replays the simulated hand next to the forces. With `images=True`
 the pad force images are in `Frame.extras[EXTRA_FORCE_IMAGES]`. Every frame of the distributed
@@ -30,11 +31,9 @@ from collections.abc import Callable, Iterator
 import numpy as np
 
 from ...contract.geometry import matrix_to_quat
-from ...contract.records import DeviceDataTimestamp
 from ...hands.openxr_pose import JOINT_RADIUS_M
-from ...recording.hand_channels import DEFAULT_HAND_BASE_NAME, HandPoseChannels
-from ...streams.publisher import TactilePublisher
-from ..base import EXTRA_FORCE_IMAGES, EXTRA_HAND_JOINT_POSES, EXTRA_OBJECT_GEOMS, Frame, FrameSink, Producer, ProducerRunner
+from ...contract.side_data import DEFAULT_HAND_BASE_NAME, EXTRA_HAND_POSES, HandChannels, HandPoses
+from ..base import EXTRA_FORCE_IMAGES, EXTRA_HAND_JOINT_POSES, EXTRA_OBJECT_GEOMS, Frame, Producer
 from .contact_forces import TactileReading
 from .hand_pose import SIM_BASE_SPACE, SimHandPoses
 from .hand_sim import HandSimulation
@@ -79,6 +78,7 @@ class SimProducer(Producer):
     hand channels are for."""
 
     period_s = FRAME_S
+    extras_provided = frozenset({EXTRA_HAND_JOINT_POSES, EXTRA_HAND_POSES, EXTRA_FORCE_IMAGES, EXTRA_OBJECT_GEOMS})
 
     def __init__(self, scenario: Scenario, *, side: str = "right", seed: int = 0, collection_id: str | None = None,
                  images: bool = False, max_frames: int | None = None, log_clock: str = "simulated",
@@ -100,15 +100,18 @@ class SimProducer(Producer):
         self._frame = Frame(np.zeros((self.metadata.num_taxels, 3), np.float32), 0, extras={})
         self._slip = np.zeros((5, 4))
         self._hand_poses: SimHandPoses | None = None
+        self._objects: SimObjects | None = None
+        #: Isaac Teleop's hand channels the recording writes the poses on (simulation world).
+        self.hand_channels = HandChannels(hands_name, SIM_BASE_SPACE)
         if hand_poses:
             self.enable_hand_poses()
         self.finished = self.num_frames == 0
 
     def enable_hand_poses(self) -> None:
-        """From the next frame on, carry the hand's joint poses in `Frame.extras`."""
-        if self._hand_poses is None:
-            self._hand_poses = SimHandPoses(self.sim)
-            self._objects = SimObjects(self.sim)
+        """From the next frame on, carry the hand's joint poses (both keys) and the scenario's
+        objects in `Frame.extras`."""
+        self.extras_wanted = frozenset(self.extras_wanted | {EXTRA_HAND_JOINT_POSES, EXTRA_HAND_POSES,
+                                                             EXTRA_OBJECT_GEOMS})
 
     def next_frame(self) -> Frame | None:
         if self._start_ns is None:
@@ -123,8 +126,16 @@ class SimProducer(Producer):
         frame, t = self._frame, self.sim.time_ns
         frame.forces, frame.sample_time_ns, frame.device_time_ns = reading.taxel_forces, self._start_ns + t, t
         frame.available_time_ns = frame.sample_time_ns if self.log_clock == "simulated" else None
-        if self._hand_poses is not None:
-            frame.extras[EXTRA_HAND_JOINT_POSES] = self._hand_poses.poses()
+        wanted = self.extras_wanted
+        if EXTRA_HAND_JOINT_POSES in wanted or EXTRA_HAND_POSES in wanted:
+            if self._hand_poses is None:
+                self._hand_poses = SimHandPoses(self.sim)
+            poses = self._hand_poses.poses()
+            frame.extras[EXTRA_HAND_JOINT_POSES] = poses
+            frame.extras[EXTRA_HAND_POSES] = HandPoses({self.side: poses}, True, JOINT_RADIUS_M)
+        if EXTRA_OBJECT_GEOMS in wanted:
+            if self._objects is None:
+                self._objects = SimObjects(self.sim)
             frame.extras[EXTRA_OBJECT_GEOMS] = self._objects.geoms()
         if self._images:
             frame.extras[EXTRA_FORCE_IMAGES] = reading.images
@@ -133,11 +144,6 @@ class SimProducer(Producer):
             slip[:, :3], slip[:, 3] = reading.pad_slip_velocity, reading.pad_stuck_fraction
             frame.extras[EXTRA_PAD_SLIP] = slip
         return frame
-
-    def recording_outputs(self, recorder) -> list[FrameSink]:
-        """Isaac Teleop's two hand channels, one record each per frame (see the module doc)."""
-        self.enable_hand_poses()
-        return [HandPoseSink(HandPoseChannels(recorder, self.hands_name, base_space=SIM_BASE_SPACE), self.side)]
 
     def file_metadata(self) -> dict[str, str]:
         return {"producer_kind": "sim", "hand_side": self.side, "scenario": self.scenario.name,
@@ -172,41 +178,3 @@ class SimObjects:
         d, m = self._sim.data, self._sim.model
         poses = np.concatenate([d.geom_xpos[self._ids], matrix_to_quat(d.geom_xmat[self._ids].reshape(-1, 3, 3))], axis=1)
         return {"kinds": self._kinds, "sizes": m.geom_size[self._ids].copy(), "poses": poses, "names": self._names}
-
-
-class HandPoseSink(FrameSink):
-    """Writes a producer's per-frame hand joint poses (`Frame.extras[EXTRA_HAND_JOINT_POSES]`) on
-    Isaac Teleop's hand channels with the tactile record's exact timestamp (log time = its
-    available time, like the tactile record's); the other hand is written as not tracked (Isaac
-    Teleop's replay reads both channels in step)."""
-
-    def __init__(self, channels: HandPoseChannels, side: str):
-        self._channels, self._side = channels, side
-
-    def on_frame(self, frame: Frame, sequence: int, timestamp: DeviceDataTimestamp) -> None:
-        self._channels.write({self._side: frame.extras[EXTRA_HAND_JOINT_POSES]}, timestamp, radius=JOINT_RADIUS_M)
-
-
-class _Callback(FrameSink):
-    def __init__(self, producer: SimProducer, on_frame: FrameCallback):
-        self._producer, self._on_frame = producer, on_frame
-
-    def on_frame(self, frame, sequence, timestamp) -> None:
-        self._on_frame(self._producer.sim, self._producer.reading)
-
-
-def run_scenario(scenario: Scenario, *, side: str = "right", seed: int = 0,
-                 publisher: TactilePublisher | None = None, images: bool = False, realtime: bool = False,
-                 on_frame: FrameCallback | None = None, progress=None,
-                 max_frames: int | None = None) -> ScenarioResult:
-    """Run `scenario` to its end (or `max_frames`) on the run loop; returns its checks.
-
-    `publisher`: publish every frame through it (its collection; None = publish nothing);
-    `on_frame(sim, reading)` runs after every frame; `progress` is anything with `update(n)`."""
-    producer = SimProducer(scenario, side=side, seed=seed, images=images, max_frames=max_frames,
-                           collection_id=None if publisher is None else publisher.collection_id)
-    sinks = [] if on_frame is None else [_Callback(producer, on_frame)]
-    runner = ProducerRunner(producer, publisher=publisher, sinks=sinks, speed=1.0 if realtime else None,
-                            progress=progress)
-    runner.run(handle_signals=False)
-    return producer.result()
