@@ -28,7 +28,7 @@ ALLOWED = {
     "run": {"errors", "contract", "streams", "recording", "hands", "producers", ""},
     "plot": {"errors", "contract", "streams", "recording", "hands", ""},
     "demo": {"errors", "contract", ""},
-    "benchmarks": {"errors", "contract", "streams", "recording", "hands", "producers", "integrations", ""},
+    "benchmarks": {"errors", "contract", "streams", "recording", "hands", "producers", ""},
     "cli": {"errors", "contract", "streams", "recording", "hands", "producers", "integrations", "plot",
             "benchmarks", "run", ""},
     "": {"errors", "contract", "streams", "recording"},  # the package root (lazy re-exports)

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from collections.abc import Callable
 
-SECTIONS = ("contract", "streams", "mcap", "sim", "sim_batch", "hardware", "isaacteleop")
+SECTIONS = ("contract", "streams", "mcap", "sim", "sim_batch", "hardware")
 
 
 @dataclass

@@ -103,7 +103,7 @@ class _Printed:
 
 
 def _print(replay, args, t0: int) -> int:
-    from ..recording.file_tracker import FileTracker
+    from ..streams.file_tracker import FileTracker
 
     trackers = {cid: FileTracker(cid, replay) for cid in replay.collections}
     printed = _Printed(args.clock)

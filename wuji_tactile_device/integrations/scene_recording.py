@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -50,6 +51,17 @@ def _objects(extra: Any) -> ObjectGeoms | None:
     return None if extra is None else ObjectGeoms(extra["kinds"], extra["sizes"], extra["poses"], extra["names"])
 
 
+@dataclass
+class ViewCounters:
+    """Messages `ViewRecording` wrote per topic (each topic's next sequence number)."""
+
+    scene: int = 0  # complete scenes (<collection>/view/scene)
+    tf: int = 0  # transform sets (<collection>/view/tf)
+    resultants: int = 0  # pad resultants (<collection>/view/resultants)
+    images: int = 0  # force images (<collection>/view/images)
+    image_labels: int = 0  # image annotations (<collection>/view/image_labels)
+
+
 class ViewRecording(FrameSink):
     """Writes the view's topics of `producer`'s collection into `recorder` (see the module doc).
     `index`: the collection's place among those recorded (display offset). `hands`: a
@@ -71,7 +83,7 @@ class ViewRecording(FrameSink):
         self._channels: dict[str, int] = {}
         self._last_scene: int | None = None
         self._last_images: int | None = None
-        self.counts = {"scene": 0, "tf": 0, "resultants": 0, "images": 0, "image_labels": 0}
+        self.counts = ViewCounters()
 
     def _channel(self, leaf: str, schema: dict, metadata: dict[str, str]) -> int:
         if leaf not in self._channels:
@@ -82,8 +94,8 @@ class ViewRecording(FrameSink):
 
     def _write(self, leaf: str, schema: dict, payload: bytes, log_ns: int, metadata: dict[str, str]) -> None:
         self._recorder.write_flatbuffer(self._channel(leaf, schema, metadata), payload, log_time_ns=log_ns,
-                                        publish_time_ns=log_ns, sequence=self.counts[leaf])
-        self.counts[leaf] += 1
+                                        publish_time_ns=log_ns, sequence=getattr(self.counts, leaf))
+        setattr(self.counts, leaf, getattr(self.counts, leaf) + 1)
 
     def on_frame(self, frame: Frame, sequence: int, timestamp: Any) -> None:
         if self._builder is None or self._builder.metadata is not self._producer.metadata:

@@ -3,7 +3,7 @@ per collection of an `McapReplay`.
 
 Each gives the frames a `TactileTracker` delivers from the file (metadata validated first,
 exactly as live; a faulty record or a session of another layout costs those records, counted in
-`tracker.summary()`: `recording.file_tracker`) with their
+`tracker.summary()`: `streams.file_tracker`) with their
 recorded sample and device times, under the first recorded producer session; the run loop
 publishes them (fresh available times, sequences from 0) and republishes the layout on its timer.
 Source-driven: the `McapReplay` paces itself (its `speed`).
@@ -15,7 +15,7 @@ from collections import deque
 from typing import Any
 
 from ..errors import RecordingError
-from ..recording.file_tracker import FileTracker
+from ..streams.file_tracker import FileTracker
 from ..streams.tracker import TactileFrame
 from .base import Frame, Producer
 

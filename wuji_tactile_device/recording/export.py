@@ -115,11 +115,11 @@ def iter_frames(path: str | os.PathLike, collections: Iterable[str] | None = Non
     """(collection id, its adopted metadata, frame) for every frame the trackers deliver, in the
     file's log-time order; one frame in memory at a time. A faulty record (a peer's NaN frame, a
     session of another layout) costs that record: skipped, counted, and named at the end in one
-    `RecordingWarning` per collection (`recording.file_tracker`). Raises `RecordingError` for a
+    `RecordingWarning` per collection (`streams.file_tracker`). Raises `RecordingError` for a
     file that cannot be read."""
     import warnings
 
-    from .file_tracker import FileTracker
+    from ..streams.file_tracker import FileTracker
     from .replay import McapReplay
 
     with McapReplay(path, collections=collections) as replay:

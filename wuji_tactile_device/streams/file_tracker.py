@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import MessageTooLargeError, MetadataMismatchError, MetadataValidationError, InvalidMessageError
-from ..streams.tracker import TactileTracker
+from .tracker import TactileTracker
 
 #: What a refused metadata record raises from `update()` (the tracker always raises these).
 _METADATA_FAULTS = (MetadataMismatchError, MetadataValidationError, MessageTooLargeError, InvalidMessageError)

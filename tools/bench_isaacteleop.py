@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import Row, Section, Target, load_text, machine_load
+from wuji_tactile_device.benchmarks import Row, Section, Target, load_text, machine_load
 
 STEP_HZ = 90.0
 PRODUCER_HZ = 100.0
@@ -37,9 +37,9 @@ def _free_port() -> int:
 
 
 def _producer(endpoint: str, stop: threading.Event, ready: threading.Event) -> None:
-    from ..producers.sim.layout_metadata import sim_metadata
-    from ..streams import TactilePublisher
-    from ..streams.zenoh_transport import ZenohTransport
+    from wuji_tactile_device.producers.sim.layout_metadata import sim_metadata
+    from wuji_tactile_device.streams import TactilePublisher
+    from wuji_tactile_device.streams.zenoh_transport import ZenohTransport
 
     transport = ZenohTransport(listen=[endpoint])
     try:
@@ -58,9 +58,9 @@ def _producer(endpoint: str, stop: threading.Event, ready: threading.Event) -> N
 
 
 def _hands_file(path: Path, steps: int) -> None:
-    from ..contract.records import DeviceDataTimestamp
-    from ..recording import McapRecorder
-    from ..recording.hand_channels import HandPoseChannels
+    from wuji_tactile_device.contract.records import DeviceDataTimestamp
+    from wuji_tactile_device.recording import McapRecorder
+    from wuji_tactile_device.recording.hand_channels import HandPoseChannels
 
     poses = np.tile(np.array([0, 0, 0, 0, 0, 0, 1.0]), (26, 1))
     with McapRecorder(path, profile="isaac") as rec:
@@ -75,8 +75,8 @@ def _measure(quick: bool) -> dict[str, np.ndarray]:
     from isaacteleop.retargeting_engine.interface import OutputCombiner
     from isaacteleop.teleop_session_manager import SessionMode, TeleopSession, TeleopSessionConfig
 
-    from ..integrations.isaacteleop import PadForceMagnitude, TactileSource
-    from ..streams.zenoh_transport import ZenohTransport
+    from wuji_tactile_device.integrations.isaacteleop import PadForceMagnitude, TactileSource
+    from wuji_tactile_device.streams.zenoh_transport import ZenohTransport
 
     seconds = 2.0 if quick else 6.0
     endpoint = f"tcp/127.0.0.1:{_free_port()}"
