@@ -100,11 +100,11 @@ def write_isaac_hands(path: Path, t_ns: np.ndarray, poses: np.ndarray, *, base_n
         w.finish()
 
 
-def run_session(tactile_path: Path, hands_path: Path, *, paired: bool = True):
+def run_session(tactile_path: Path, hands_path: Path, *, paired: bool = True, pairing: str = "interpolate"):
     """The example graph (`examples/tactile/teleop_session_replay.py`) in a replay TeleopSession:
     hands from `hands_path` (Isaac Teleop's ReplaySession), tactile from `tactile_path`. Returns
-    (per step: the emitted tactile frame's sample time or None, the skinned taxel positions in
-    the world or None), the TactileSource."""
+    (per step: the sample time the emitted tactile output refers to or None — the hand time when
+    interpolated —, the skinned taxel positions in the world or None), the TactileSource."""
     import importlib.util
 
     root = Path(__file__).resolve().parents[1]
@@ -112,7 +112,7 @@ def run_session(tactile_path: Path, hands_path: Path, *, paired: bool = True):
     example = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(example)
     session, tactile = example.build_session(tactile_path, "tactile/right", "right", "hands", hands_path=hands_path,
-                                             paired=paired)
+                                             paired=paired, pairing=pairing)
     steps = []
     with session:
         while not tactile.finished:
@@ -128,6 +128,21 @@ def pairing_errors(steps, truth: dict) -> np.ndarray:
     tactile frame's time| [m]."""
     index = {int(t): k for k, t in enumerate(truth["t"])}
     return np.array([np.abs(p - truth["taxels"][index[int(t)]]).max() for t, p in steps if t is not None and p is not None])
+
+
+def _truth_at(truth: dict, th: int) -> np.ndarray:
+    """The simulator's taxels at `th` [ns], linear between its two frames around it (exact at a frame)."""
+    t = truth["t"]
+    k = int(np.clip(np.searchsorted(t, th, side="right") - 1, 0, len(t) - 2))
+    a = (th - t[k]) / (t[k + 1] - t[k])
+    return (1 - a) * truth["taxels"][k] + a * truth["taxels"][k + 1]
+
+
+def errors_at_output_time(steps, truth: dict) -> np.ndarray:
+    """Per step with a tactile output and positions: max over taxels of |skinned taxel − the
+    simulator's taxel at the time the output refers to| [m] — what a consumer reading forces and
+    positions together sees."""
+    return np.array([np.abs(p - _truth_at(truth, int(t))).max() for t, p in steps if t is not None and p is not None])
 
 
 def errors_at_hand_time(steps, truth: dict, t_hand: np.ndarray) -> np.ndarray:
@@ -147,26 +162,31 @@ def errors_at_hand_time(steps, truth: dict, t_hand: np.ndarray) -> np.ndarray:
 
 def main() -> None:
     import tempfile
+    import time
 
     with tempfile.TemporaryDirectory() as tmp:
         tactile = Path(tmp) / "tactile.mcap"
         truth = simulate(tactile, 1300)
-        print("| hands [Hz] | steps | paired | missing | reused | tactile frames not used | max pairing |dt| [ms] | "
-              "max taxel error [mm] | p99 [mm] | vs the simulator at the hand's own time [mm] | by count (before) [mm] |")
-        print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        print("| hands [Hz] | pairing | steps | paired | interpolated | nearest | missing | reused | "
+              "tactile frames not used | max \\|output time − hand time\\| [ms] | max taxel error vs the simulator at the "
+              "output's time [mm] | p99 [mm] | max vs the simulator at the hand's time [mm] | by count (before) [mm] |")
+        print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for rate in (60, 90, 100, 120):
             hands = Path(tmp) / f"hands_{rate}.mcap"
             t = hand_times(truth, rate)
             write_isaac_hands(hands, t, hand_poses_at(truth, "right", t))
-            steps, source = run_session(tactile, hands)
-            c = source.pairing
-            err = pairing_errors(steps, truth)
-            at_hand = errors_at_hand_time(steps, truth, t)
             before, _ = run_session(tactile, hands, paired=False)
             err_before = pairing_errors(before, truth)
-            print(f"| {rate} | {c.steps} | {c.paired} | {c.missing} | {c.reused} | {c.skipped} | "
-                  f"{c.max_abs_dt_ns / 1e6:.2f} | {err.max() * 1e3:.3f} | {np.percentile(err, 99) * 1e3:.3f} | "
-                  f"{at_hand.max() * 1e3:.4f} | {err_before.max() * 1e3:.1f} |", flush=True)
+            for mode in ("interpolate", "nearest"):
+                t0 = time.perf_counter()
+                steps, source = run_session(tactile, hands, pairing=mode)
+                c = source.pairing
+                err = errors_at_output_time(steps, truth)
+                at_hand = errors_at_hand_time(steps, truth, t)
+                print(f"| {rate} | {mode} | {c.steps} | {c.paired} | {c.interpolated} | {c.nearest} | {c.missing} | "
+                      f"{c.reused} | {c.skipped} | {c.max_abs_dt_ns / 1e6:.2f} | {err.max() * 1e3:.3f} | "
+                      f"{np.percentile(err, 99) * 1e3:.3f} | {at_hand.max() * 1e3:.3f} | {err_before.max() * 1e3:.1f} |"
+                      f"  <!-- {time.perf_counter() - t0:.1f} s -->", flush=True)
 
 
 if __name__ == "__main__":

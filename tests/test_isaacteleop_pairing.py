@@ -17,32 +17,33 @@ import pytest
 
 pytest.importorskip("isaacteleop", reason="the optional extra isaacteleop is not installed")
 
-from isaac_hands_helpers import (errors_at_hand_time, hand_poses_at, hand_times, pairing_errors,  # noqa: E402
-                                 run_session, simulate, write_isaac_hands)
+from isaac_hands_helpers import (errors_at_hand_time, errors_at_output_time, hand_poses_at, hand_times,  # noqa: E402
+                                 pairing_errors, run_session, simulate, write_isaac_hands)
 from wuji_tactile_device.contract.records import DeviceDataTimestamp  # noqa: E402
-from wuji_tactile_device.integrations.isaacteleop import RecordedHandClock, TimePairing  # noqa: E402
+from wuji_tactile_device.integrations.isaacteleop import RecordedHandClock, TactileSource, TimePairing  # noqa: E402
 from wuji_tactile_device.run.simulation import record_simulation  # noqa: E402
+from wuji_tactile_device.streams.tracker import TactileFrame  # noqa: E402
 from wuji_tactile_device.producers.sim.scenarios import make_scenario  # noqa: E402
 from wuji_tactile_device.recording import profiles  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-FRAMES = 500  # 5 s of the press: the fingers close and touch
+FRAMES = 1300  # the whole 13 s press: the fingers close, touch, press and open again
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
 
 # -- the pairing rule on its own --------------------------------------------------------------------
-class _Frame:
-    def __init__(self, t: int):
-        self.timestamp = DeviceDataTimestamp(t, t, t)
+def _frame(t: int, k: int = 0, session: int = 1) -> TactileFrame:
+    forces = np.array([[1.0, -2.0, 0.5], [0.0, 3.0, 1.0]], np.float32) * np.float32(t)  # linear in time
+    return TactileFrame(forces, DeviceDataTimestamp(t + 2, t, t + 1000), k, session)
 
 
-def _pairing(times, **kw):
-    frames = iter([_Frame(t) for t in times])
+def _pairing(times, sessions=None, **kw):
+    frames = iter([_frame(t, k, 1 if sessions is None else sessions[k]) for k, t in enumerate(times)])
     return TimePairing(lambda: next(frames, None), **kw)
 
 
 def test_pairing_takes_the_nearest_frame_within_half_a_period_and_counts_the_rest():
-    p = _pairing([0, 10, 20, 30, 40])  # 100 Hz, in ms-as-ns for readability
+    p = _pairing([0, 10, 20, 30, 40], mode="nearest")  # 100 Hz, in ms-as-ns for readability
     assert p.pick(4).timestamp[1] == 0  # nearer to 0 than to 10
     assert p.pick(6).timestamp[1] == 10
     assert p.pick(7).timestamp[1] == 10  # again: counted as reused
@@ -50,10 +51,45 @@ def test_pairing_takes_the_nearest_frame_within_half_a_period_and_counts_the_res
     assert p.pick(46) is None  # 6 past the last frame: more than half a period (5)
     c = p.finish()
     assert (c.steps, c.paired, c.missing, c.reused, c.skipped, c.max_abs_dt_ns) == (5, 4, 1, 1, 2, 4)
+    assert c.nearest == 4 and c.interpolated == 0
+
+
+def test_interpolated_pairing_gives_the_forces_at_the_hand_time_and_never_extrapolates():
+    p = _pairing([0, 10, 20, 30, 60, 70])  # 30 -> 60: two frames lost
+    f = p.pick(4)  # between 0 and 10: forces linear in time are reproduced at t = 4
+    np.testing.assert_allclose(f.forces, _frame(4).forces, rtol=1e-6)
+    assert f.timestamp == DeviceDataTimestamp(6, 4, 1004) and not f.forces.flags.writeable
+    assert p.last.how == "interpolated" and p.last.time_ns == 4 and p.last.sequences == (0, 1)
+    assert abs(p.last.alpha - 0.4) < 1e-12
+    assert p.pick(7).timestamp.sample_time_local_common_clock == 7 and p.counters.reused == 1  # same pair again
+    assert p.pick(20) .sequence == 2 and p.last.how == "exact"  # a frame at the very time: as recorded
+    assert p.pick(33).sequence == 3 and p.last.how == "nearest"  # 30..60 is a gap: nearest within 5
+    assert p.last.time_ns == 30
+    assert p.pick(45) is None  # inside the gap, 15 from either frame: nothing, counted
+    np.testing.assert_allclose(p.pick(65).forces, _frame(65).forces, rtol=1e-6)
+    assert p.pick(74).sequence == 5 and p.last.how == "nearest"  # past the last frame: no extrapolation
+    assert p.pick(76) is None
+    c = p.finish()
+    assert (c.steps, c.paired, c.interpolated, c.exact, c.nearest, c.missing, c.skipped) == (8, 6, 3, 1, 2, 2, 0)
+    assert c.max_abs_dt_ns == 4 and c.max_gap_ns == 10
+
+
+def test_interpolation_does_not_blend_across_a_producer_restart_and_before_the_first_frame():
+    p = _pairing([0, 10, 20], sessions=[1, 1, 2], tolerance_ns=5)  # (no period is known before two frames)
+    assert p.pick(-3).sequence == 0 and p.last.how == "nearest"  # before the first frame
+    assert p.pick(14).sequence == 1 and p.last.how == "nearest"  # 10 and 20 are different sessions
+    assert p.pick(16).sequence == 2 and p.counters.interpolated == 0
+
+
+def test_pairing_mode_is_checked():
+    with pytest.raises(ValueError, match="mode must be one of"):
+        _pairing([0], mode="linear")
+    with pytest.raises(ValueError, match="pairing must be one of"):
+        TactileSource("t", "tactile/right", 5, 176, tracker=object(), pairing="linear")
 
 
 def test_pairing_refuses_time_going_back_and_honours_a_given_tolerance():
-    p = _pairing([0, 100], tolerance_ns=10)
+    p = _pairing([0, 100], tolerance_ns=10, mode="nearest")
     assert p.pick(10).timestamp[1] == 0
     assert p.pick(50) is None and p.counters.missing == 1
     with pytest.raises(ValueError, match="goes back"):
@@ -63,33 +99,57 @@ def test_pairing_refuses_time_going_back_and_honours_a_given_tolerance():
 # -- the simulated run, two ways ---------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
+    """One simulated 13 s press shared by every case: tactile and hands at 100 Hz in one isaac-profile
+    file, and the same run's hand as an Isaac-style 90 Hz file."""
     tmp = tmp_path_factory.mktemp("pairing")
-    tactile = tmp / "tactile.mcap"  # this package's default profile: zstd, hands on its own channels
-    truth = simulate(tactile, FRAMES, compression="zstd")
+    tactile = tmp / "press.mcap"  # the isaac profile: tactile, and the hands on Isaac Teleop's channels
+    truth = simulate(tactile, FRAMES, compression="none")
     t = hand_times(truth, 90)
     hands = tmp / "isaac_hands_90hz.mcap"
     write_isaac_hands(hands, t, hand_poses_at(truth, "right", t))
     return tactile, hands, truth, t
 
 
+@pytest.fixture(scope="module")
+def small_zstd(tmp_path_factory):
+    """A short recording in this package's default profile (zstd, hands on the viewer channels)."""
+    path = tmp_path_factory.mktemp("pairing_zstd") / "tactile.mcap"
+    simulate(path, 60, compression="zstd")
+    return path
+
+
 def test_isaac_style_90hz_hands_with_100hz_tactile_put_every_taxel_within_1mm(run, capfd):
+    """The whole 13 s press, default pairing (interpolate): forces and skinned taxels at one instant."""
     tactile, hands, truth, t = run
     steps, source = run_session(tactile, hands)
     captured = capfd.readouterr()
     assert len(steps) == len(t), "one step per recorded hand sample: no hand sample left out or exhausted early"
     assert all(p is not None for _, p in steps), "every step had the hand (no 'hand data not found')"
-    err = pairing_errors(steps, truth)
     c = source.pairing
-    assert c.paired == len(t) == len(err) and c.missing == 0 and c.past_hands == 0
-    assert c.max_abs_dt_ns <= 5_000_000  # half the 10 ms tactile period
-    assert c.skipped == FRAMES - len(t), "the tactile frames not paired are counted"
-    assert err.max() < 1e-3, f"skinned taxels off by {err.max() * 1e3:.2f} mm"
-    # the skinning itself, at the hand sample's own time (the simulator interpolated between its frames)
-    at_hand = errors_at_hand_time(steps, truth, t)
-    assert len(at_hand) == len(t) and at_hand.max() < 1e-4, f"{at_hand.max():.3g} m"
+    assert c.paired == c.interpolated == len(t) and c.missing == 0 and c.past_hands == 0 and c.max_abs_dt_ns == 0
+    assert [s for s, _ in steps] == list(t), "each output refers to its hand sample's own time"
+    assert c.max_gap_ns == 10_000_000 and c.skipped == 0  # every frame went into some output
+    err = errors_at_output_time(steps, truth)
+    assert len(err) == len(t) and err.max() < 1e-3, f"skinned taxels off by {err.max() * 1e3:.2f} mm"
     assert "hand data not found" not in captured.err + captured.out
     assert "schema mismatch" not in captured.err + captured.out
     print(f"\n90 Hz Isaac-style hands / 100 Hz tactile: max taxel error {err.max() * 1e3:.3f} mm; {c.text()}")
+
+
+def test_nearest_pairing_emits_measured_frames_within_half_a_period(run, capfd):
+    tactile, hands, truth, t = run
+    steps, source = run_session(tactile, hands, pairing="nearest")
+    capfd.readouterr()
+    c = source.pairing
+    assert len(steps) == len(t) and c.paired == c.nearest == len(t) and c.interpolated == 0
+    assert c.max_abs_dt_ns <= 5_000_000  # half the 10 ms tactile period
+    assert c.skipped == FRAMES - len(t), "the tactile frames not paired are counted"
+    assert set(s for s, _ in steps) <= set(truth["t"].tolist()), "every output is a recorded frame"
+    err = pairing_errors(steps, truth)  # against the simulator at the frame's time: the hand moved during |dt|
+    assert 0.5e-3 < err.max() < 2e-3
+    # the skinning itself, at the hand sample's own time (the simulator interpolated between its frames)
+    at_hand = errors_at_hand_time(steps, truth, t)
+    assert len(at_hand) == len(t) and at_hand.max() < 1e-4, f"{at_hand.max():.3g} m"
 
 
 def test_by_count_the_same_files_drift_by_centimetres(run, capfd):
@@ -103,12 +163,12 @@ def test_by_count_the_same_files_drift_by_centimetres(run, capfd):
     assert len(steps) > len(t) and "right hand data not found" in captured.err + captured.out
 
 
-def test_both_at_100hz_from_one_file_pair_exactly(tmp_path, capfd):
-    path = tmp_path / "press.mcap"
-    truth = simulate(path, 300, compression="none")
+def test_both_at_100hz_from_one_file_pair_exactly(run, capfd):
+    path, _, truth, _ = run
     steps, source = run_session(path, path)
     capfd.readouterr()
-    assert len(steps) == 300 and source.pairing.paired == 300 and source.pairing.max_abs_dt_ns == 0
+    c = source.pairing
+    assert len(steps) == FRAMES and c.paired == c.exact == FRAMES and c.max_abs_dt_ns == 0 and c.skipped == 0
     assert [s for s, _ in steps] == list(truth["t"]), "each step's tactile frame is the hand record's own frame"
     err = pairing_errors(steps, truth)
     assert err.max() < 1e-5, f"skinned taxels off by {err.max():.3g} m"
@@ -221,9 +281,8 @@ def _one_line_error(r: subprocess.CompletedProcess, *needles: str) -> None:
         assert needle in lines[0], lines[0]
 
 
-def test_example_on_a_zstd_file_says_how_to_convert_it(run):
-    tactile, _, _, _ = run
-    _one_line_error(_example(str(tactile)), "zstd-compressed", "--profile isaac")
+def test_example_on_a_zstd_file_says_how_to_convert_it(small_zstd):
+    _one_line_error(_example(str(small_zstd)), "zstd-compressed", "--profile isaac")
 
 
 def test_example_on_a_file_without_hands_says_so(tmp_path):
@@ -289,8 +348,9 @@ def test_sim_record_profile_isaac_and_recover_profile_isaac_give_files_isaac_tel
 
 
 @pytest.mark.parametrize("example", ["mcap_replay.py", "retargeting_graph.py"])
-def test_the_other_examples_name_the_problem_in_one_line(run, tmp_path, example):
-    tactile, hands, _, _ = run
+def test_the_other_examples_name_the_problem_in_one_line(run, small_zstd, tmp_path, example):
+    _, hands, _, _ = run
+    tactile = small_zstd
     junk = tmp_path / "junk.mcap"
     junk.write_text("hello\n")
 

@@ -7,8 +7,9 @@ A recording made with the Isaac Teleop profile (uncompressed, hand poses on Isaa
 
 - Isaac Teleop's `HandsSource` replays the hand through its C++ `ReplaySession` (one hand record
   per step) — from FILE, or from Isaac Teleop's own recording given as `--hands-file`;
-- `TactileSource` replays the forces and layout, and gives each step the tactile frame nearest in
-  time to that step's hand record (within half a tactile period; docs/retargeting.md);
+- `TactileSource` replays the forces and layout, and gives each step the tactile forces at that
+  step's hand record's time: the two frames around it blended linearly (`--pairing nearest`: the
+  nearest frame within half a tactile period; docs/retargeting.md);
 - `TaxelSkinning` puts the taxels on the moving hand, in the hand tracker's base space;
 - `PadForceMagnitude` → Isaac Teleop's `TactileVectorToFingerPower` gives the finger powers.
 
@@ -59,15 +60,17 @@ NUM_SEGMENTS, NUM_TAXELS = 5, sum(TAXELS_PER_FINGER)
 
 
 def build_session(path: Path, collection_id: str, side: str, hands_name: str, *, hands_path: Path | None = None,
-                  paired: bool = True) -> tuple[TeleopSession, TactileSource]:
+                  paired: bool = True, pairing: str = "interpolate") -> tuple[TeleopSession, TactileSource]:
     """The session and its tactile source. Hands from `hands_path` (default: `path`); `paired`:
     each step's tactile frame chosen by time against that step's hand record (else one frame
-    per step, by count). Raises TactileError (one line) for a file Isaac Teleop cannot replay."""
+    per step, by count); `pairing`: "interpolate" (forces blended to the hand sample's time) or
+    "nearest" (the nearest measured frame). Raises TactileError (one line) for a file Isaac Teleop cannot replay."""
     hands_path = path if hands_path is None else hands_path
     check_isaac_replayable(hands_path, hands_name)
     clock = RecordedHandClock(hands_path, hands_name, side) if paired else None
     tactile = TactileSource("tactile", collection_id, NUM_SEGMENTS, NUM_TAXELS,
-                            source=McapReplay(path, collections=[collection_id]), hand_clock=clock)
+                            source=McapReplay(path, collections=[collection_id]), hand_clock=clock,
+                            pairing=pairing)
     hands = HandsSource(hands_name)  # its name is the recording's hand channel prefix
     hand = hands.output(HandsSource.RIGHT if side == "right" else HandsSource.LEFT)
     skin = TaxelSkinning("skin", NUM_SEGMENTS, NUM_TAXELS).connect({
@@ -91,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hands", default="hands", help="hand channel prefix (<hands>/right_hand)")
     parser.add_argument("--hands-file", type=Path, help="replay the hands from this file (e.g. Isaac Teleop's own "
                         "recording) instead of FILE")
+    parser.add_argument("--pairing", choices=("interpolate", "nearest"), default="interpolate",
+                        help="tactile forces blended to each hand sample's time (default) or the nearest measured frame")
     parser.add_argument("--every", type=int, default=100, help="print every Nth frame")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
@@ -104,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
                                   hands_name=args.hands)
             print(f"simulated and recorded {n} frames of the press scenario to {path}")
         try:
-            session, tactile = build_session(path, args.collection, args.side, args.hands, hands_path=args.hands_file)
+            session, tactile = build_session(path, args.collection, args.side, args.hands, hands_path=args.hands_file,
+                                             pairing=args.pairing)
             pad_of = np.repeat(np.arange(NUM_SEGMENTS), TAXELS_PER_FINGER)
             steps = 0
             with session:

@@ -9,8 +9,10 @@
   `OptionalType`: absent (`is_none`) until the tracker has confirmed the collection's metadata
   (forces: until the first frame after that). The constructor counts fix the output shapes, as
   in Isaac Teleop's own source nodes; metadata with other counts raises `DataLayoutError`.
-  In replay, `hand_clock=RecordedHandClock(hands_file)` pairs each step's tactile frame with that
-  step's hand record by time (`TimePairing`: nearest within half a tactile period, counted).
+  In replay, `hand_clock=RecordedHandClock(hands_file)` pairs each step's tactile output with that
+  step's hand record by time (`TimePairing`, counted): `pairing="interpolate"` (default) blends the
+  two frames bracketing the hand time, so forces and skinned positions refer to one instant;
+  `"nearest"` takes the nearest measured frame within half a tactile period.
 - `TaxelSkinning`: `tactile_layout` + one hand's joint poses in the hand tracker's base space
   (Isaac Teleop's `HandInput`) [+ `taxel_forces`] → taxel positions in the wrist frame and in
   base space [m] and, for rigidly attached taxels, taxel forces rotated into base space [N]. The
@@ -67,7 +69,7 @@ DEFAULT_STALE_AFTER_S = 0.1
 __all__ = [
     "TactileSource", "TaxelSkinning", "PadForceMagnitude", "TactileSample", "TaxelForces", "TaxelPositions", "TactileLayout", "TactileLayoutIndex",
     "layout_from_metadata", "graph_time_of", "MissingIsaacTeleopError", "DEFAULT_STALE_AFTER_S",
-    "RecordedHandClock", "TimePairing", "PairingCounters",
+    "RecordedHandClock", "TimePairing", "PairingCounters", "PairedOutput", "PAIRING_MODES",
 ]
 
 
@@ -199,55 +201,99 @@ class PairingCounters:
     """What the time pairing did, per step (`TactileSource.pairing`).
 
     - `steps`: graph steps with a target time (a hand sample);
-    - `paired`: steps that got a tactile frame within the tolerance;
-    - `missing`: steps with no tactile frame within the tolerance (forces absent);
-    - `reused`: paired steps whose frame was already emitted the step before (hands faster than tactile);
-    - `skipped`: tactile frames never emitted (tactile faster than hands, or outside the hands' span);
-    - `max_abs_dt_ns`: the largest |tactile sample time − hand sample time| of a paired step;
+    - `paired`: steps that got forces (interpolated, exact or nearest);
+    - `interpolated`: paired steps whose forces were interpolated between the two frames bracketing
+      the hand time (mode "interpolate"; output time = the hand time);
+    - `exact`: paired steps with a frame sampled at exactly the hand time;
+    - `nearest`: paired steps given the nearest frame within half a tactile period (mode
+      "nearest", or "interpolate" with no bracketing pair within the gap limit: a gap, the edges);
+    - `missing`: steps with nothing within the tolerance (forces absent);
+    - `reused`: paired steps whose frame(s) were already used by the step before (hands faster than tactile);
+    - `skipped`: tactile frames that went into no output (tactile faster than hands, or outside the hands' span);
+    - `max_abs_dt_ns`: the largest |output time − hand sample time| of a paired step (0 for interpolated);
+    - `max_gap_ns`: the largest spacing of two frames interpolated between;
     - `past_hands`: steps after the last hand record (no hand sample to pair with)."""
 
     steps: int = 0
     paired: int = 0
+    interpolated: int = 0
+    exact: int = 0
+    nearest: int = 0
     missing: int = 0
     reused: int = 0
     skipped: int = 0
     max_abs_dt_ns: int = 0
+    max_gap_ns: int = 0
     past_hands: int = 0
 
     def text(self) -> str:
-        return (f"time pairing: {self.steps} hand steps, {self.paired} paired with a tactile frame "
-                f"(max |dt| {self.max_abs_dt_ns / 1e6:.2f} ms), {self.missing} without one within the tolerance, "
-                f"{self.reused} reused the previous frame, {self.skipped} tactile frames not used"
+        return (f"time pairing: {self.steps} hand steps, {self.paired} paired with tactile "
+                f"({self.interpolated} interpolated at the hand time, {self.exact} exact, {self.nearest} nearest frame; "
+                f"max |dt| {self.max_abs_dt_ns / 1e6:.2f} ms), {self.missing} without one within the tolerance, "
+                f"{self.reused} reused the previous step's frame(s), {self.skipped} tactile frames not used"
                 + (f", {self.past_hands} steps past the last hand record" if self.past_hands else ""))
 
 
+class PairedOutput(NamedTuple):
+    """How one step's tactile output was made (`TactileSource.last_pairing`).
+
+    `time_ns`: the sample time the output's forces refer to [ns, the tactile sample clock] — the
+    hand sample's time when interpolated or exact, the frame's own time when nearest;
+    `how`: "interpolated", "exact" or "nearest"; `sequences`: the recorded frames used (two when
+    interpolated, else one); `alpha`: weight of the later frame (0 unless interpolated)."""
+
+    time_ns: int
+    how: str
+    sequences: tuple[int, ...]
+    alpha: float
+
+
+PAIRING_MODES = ("interpolate", "nearest")
+
+
 class TimePairing:
-    """Nearest tactile frame in time to each target time, within half a tactile period.
+    """Tactile output for each target time (a hand sample's time), from the recorded frames.
 
     `frames` is a callable returning the next frame in sample-time order or None when none is
-    left. Targets must not decrease. Rule: the frame whose `sample_time_local_common_clock` is
-    nearest to the target is chosen if |dt| ≤ tolerance (`tolerance_ns`, default half the
-    tactile period, measured as the median spacing of the frames read so far); otherwise none
-    (counted `missing`). Nearest, not interpolated: forces are emitted exactly as measured (a
-    contact's onset is a step no interpolation can place), and the pairing error is bounded by
-    half a tactile period of hand motion. The reader looks ahead by at most one frame."""
+    left. Targets must not decrease. `mode`:
+
+    - `"interpolate"` (default): the two frames bracketing the target (t0 ≤ target < t1, same
+      producer session, t1 − t0 ≤ 1.5 tactile periods — a longer spacing means a lost frame) are
+      blended linearly in time, per taxel: F = (1 − α)·F0 + α·F1, α = (target − t0)/(t1 − t0), so
+      forces refer to the hand sample's own instant (the returned frame's sample time is the
+      target; its other two timestamps are blended likewise). A frame exactly at the target is
+      returned as recorded. Without such a pair (a gap, before the first or after the last frame)
+      it falls back to `"nearest"` — never extrapolates.
+    - `"nearest"`: the frame whose `sample_time_local_common_clock` is nearest to the target if
+      |dt| ≤ tolerance; forces exactly as measured, but they refer to the frame's time.
+
+    Otherwise none (counted `missing`). `tolerance_ns`: default half the tactile period, measured
+    as the median spacing of the frames read so far. The reader looks ahead by at most one frame.
+    `last` is the `PairedOutput` of the latest `pick` (None when it returned None)."""
 
     _PERIOD_WINDOW = 64
+    #: Interpolate only between frames at most this many tactile periods apart.
+    MAX_GAP_PERIODS = 1.5
 
-    def __init__(self, frames, *, tolerance_ns: int | None = None) -> None:
+    def __init__(self, frames, *, tolerance_ns: int | None = None, mode: str = "interpolate") -> None:
         if tolerance_ns is not None and not tolerance_ns >= 0:
             raise ValueError(f"tolerance_ns must be None or >= 0 [ns], got {tolerance_ns!r}")
+        if mode not in PAIRING_MODES:
+            raise ValueError(f"time pairing: mode must be one of {PAIRING_MODES}, got {mode!r}")
+        self.mode = mode
         self._read = frames
         self._tolerance_ns = tolerance_ns
         self._behind: TactileFrame | None = None  # latest frame at or before the last target
         self._ahead: TactileFrame | None = None  # first frame after it
+        self._behind_i = self._ahead_i = -1  # their read indices
         self._ended = False
         self._last_t: int | None = None
         self._spacings: deque[int] = deque(maxlen=self._PERIOD_WINDOW)
-        self._emitted: TactileFrame | None = None
+        self._last_used: tuple[int, ...] = ()
+        self._used: set[int] = set()
         self._last_target: int | None = None
         self._read_count = 0
-        self._used = 0
+        self.last: PairedOutput | None = None
         self.counters = PairingCounters()
 
     @staticmethod
@@ -268,41 +314,68 @@ class TimePairing:
         self._read_count += 1
         return frame
 
-    def tolerance_ns(self) -> int:
-        """The current tolerance [ns] (half the measured tactile period unless given)."""
-        if self._tolerance_ns is not None:
-            return self._tolerance_ns
+    def _period_ns(self) -> int:
         if not self._spacings:
             return 0
-        return int(np.median(np.fromiter(self._spacings, np.int64, len(self._spacings)))) // 2
+        return int(np.median(np.fromiter(self._spacings, np.int64, len(self._spacings))))
+
+    def tolerance_ns(self) -> int:
+        """The current tolerance [ns] of the nearest rule (half the measured tactile period unless given)."""
+        if self._tolerance_ns is not None:
+            return self._tolerance_ns
+        return self._period_ns() // 2
+
+    def _use(self, indices: tuple[int, ...], output: PairedOutput) -> None:
+        c = self.counters
+        c.paired += 1
+        c.max_abs_dt_ns = max(c.max_abs_dt_ns, abs(output.time_ns - self._last_target))
+        if indices == self._last_used:
+            c.reused += 1
+        self._used.update(indices)
+        self._last_used = indices
+        self.last = output
 
     def pick(self, target_ns: int) -> TactileFrame | None:
-        """The frame for a step whose hand sample was taken at `target_ns`, or None."""
+        """The tactile output for a step whose hand sample was taken at `target_ns`, or None:
+        a recorded frame, or (mode "interpolate") a frame blended at `target_ns`."""
         if self._last_target is not None and target_ns < self._last_target:
             raise ValueError(f"time pairing: target time {target_ns} ns goes back before {self._last_target} ns")
         self._last_target = target_ns
+        self.last = None
         c = self.counters
         c.steps += 1
         if self._ahead is None:
             self._ahead = self._pull()
+            self._ahead_i = self._read_count - 1
         while self._ahead is not None and self._t(self._ahead) <= target_ns:
-            self._behind, self._ahead = self._ahead, self._pull()
-        candidates = [f for f in (self._behind, self._ahead) if f is not None]
+            self._behind, self._behind_i = self._ahead, self._ahead_i
+            self._ahead = self._pull()
+            self._ahead_i = self._read_count - 1
+        behind, ahead = self._behind, self._ahead
+        if behind is not None and self._t(behind) == target_ns:
+            c.exact += 1
+            self._use((self._behind_i,), PairedOutput(target_ns, "exact", (behind.sequence,), 0.0))
+            return behind
+        if self.mode == "interpolate" and behind is not None and ahead is not None:
+            t0, t1 = self._t(behind), self._t(ahead)
+            gap = t1 - t0
+            if behind.producer_session == ahead.producer_session and gap <= self.MAX_GAP_PERIODS * self._period_ns():
+                alpha = (target_ns - t0) / gap
+                c.interpolated += 1
+                c.max_gap_ns = max(c.max_gap_ns, gap)
+                self._use((self._behind_i, self._ahead_i),
+                          PairedOutput(target_ns, "interpolated", (behind.sequence, ahead.sequence), alpha))
+                return _blend(behind, ahead, alpha, target_ns)
+        candidates = [(f, i) for f, i in ((behind, self._behind_i), (ahead, self._ahead_i)) if f is not None]
         if not candidates:
             c.missing += 1
             return None
-        best = min(candidates, key=lambda f: abs(self._t(f) - target_ns))
-        dt = abs(self._t(best) - target_ns)
-        if dt > self.tolerance_ns():
+        best, index = min(candidates, key=lambda fi: abs(self._t(fi[0]) - target_ns))
+        if abs(self._t(best) - target_ns) > self.tolerance_ns():
             c.missing += 1
             return None
-        c.paired += 1
-        c.max_abs_dt_ns = max(c.max_abs_dt_ns, dt)
-        if best is self._emitted:
-            c.reused += 1
-        else:
-            self._used += 1
-        self._emitted = best
+        c.nearest += 1
+        self._use((index,), PairedOutput(self._t(best), "nearest", (best.sequence,), 0.0))
         return best
 
     def finish(self) -> PairingCounters:
@@ -310,8 +383,19 @@ class TimePairing:
         c = self.counters
         while self._pull() is not None:
             pass
-        c.skipped = self._read_count - self._used
+        c.skipped = self._read_count - len(self._used)
         return c
+
+
+def _blend(f0: TactileFrame, f1: TactileFrame, alpha: float, t_ns: int) -> TactileFrame:
+    """`f0` and `f1` blended linearly: forces (1 − α)·F0 + α·F1 per taxel (float32, read-only), the
+    timestamps likewise with the sample time exactly `t_ns`; `f0`'s sequence and session."""
+    forces = f0.forces + np.float32(alpha) * (f1.forces - f0.forces)
+    forces.flags.writeable = False
+    a0, _, r0 = f0.timestamp
+    a1, _, r1 = f1.timestamp
+    ts = type(f0.timestamp)(int(round(a0 + alpha * (a1 - a0))), int(t_ns), int(round(r0 + alpha * (r1 - r0))))
+    return TactileFrame(forces, ts, f0.sequence, f0.producer_session)
 
 
 # ============================================================================
@@ -336,10 +420,13 @@ class TactileSource(BaseRetargeter):
       arrived for `stale_after_s`, forces turn absent instead of repeating the last touch.
     - `"replay"` (default for an `McapReplay` source) with `hand_clock=RecordedHandClock(...)`:
       each run is one hand record of the file Isaac Teleop's `ReplaySession` replays (one per
-      `update()`), and emits the recorded frame nearest in time to that record's sample time,
-      within half a tactile period (`pairing_tolerance_s` to fix it) — any rates, separate files
-      (`TimePairing`; counters in `pairing`, one line in `pairing_report()`); `finished` once
-      every hand record was stepped. Without a hand clock each run takes the NEXT recorded frame
+      `update()`). `pairing="interpolate"` (default) emits the two recorded frames bracketing
+      that record's sample time blended linearly to it (forces at the hand's instant; falls back
+      to nearest at a gap or the edges, never extrapolates); `pairing="nearest"` the recorded
+      frame nearest in time, within half a tactile period (`pairing_tolerance_s` to fix it) —
+      any rates, separate files (`TimePairing`; counters in `pairing`, one line in
+      `pairing_report()`, the time each output refers to in `last_pairing.time_ns` and
+      `last_frame.timestamp`); `finished` once every hand record was stepped. Without a hand clock each run takes the NEXT recorded frame
       (one per step, by count); after the last frame, forces are absent and `finished` is True.
 
     `close()` (or `with TactileSource(...) as source:`) releases a Zenoh session the node opened;
@@ -348,7 +435,9 @@ class TactileSource(BaseRetargeter):
     Outputs (Optional; absent until the metadata is confirmed / the first frame arrived):
         - `taxel_forces`: `TaxelForces(num_taxels)` [N, taxel axes];
         - `tactile_layout`: `TactileLayout(num_segments, num_taxels)`.
-    `last_frame` is the frame the latest run emitted (its timestamp, sequence), or None.
+    `last_frame` is the frame the latest run emitted (its timestamp, sequence), or None; an
+    interpolated one carries the hand sample's time as its sample time and the earlier frame's
+    sequence (`last_pairing.sequences` names both frames).
     """
 
     TAXEL_FORCES = "taxel_forces"
@@ -359,8 +448,11 @@ class TactileSource(BaseRetargeter):
                  source: Any = None, tracker: TactileTracker | None = None, step: str | None = None,
                  max_flatbuffer_size: int = DEFAULT_MAX_FLATBUFFER_SIZE,
                  stale_after_s: float | None = DEFAULT_STALE_AFTER_S,
-                 hand_clock: RecordedHandClock | None = None, pairing_tolerance_s: float | None = None) -> None:
+                 hand_clock: RecordedHandClock | None = None, pairing_tolerance_s: float | None = None,
+                 pairing: str = "interpolate") -> None:
         _check_counts(f"TactileSource {name!r}", num_segments, num_taxels)
+        if pairing not in PAIRING_MODES:
+            raise ValueError(f"TactileSource {name!r}: pairing must be one of {PAIRING_MODES}, got {pairing!r}")
         if pairing_tolerance_s is not None and not (np.isfinite(pairing_tolerance_s) and pairing_tolerance_s >= 0):
             raise ValueError(f"TactileSource {name!r}: pairing_tolerance_s must be None or >= 0 [s], "
                              f"got {pairing_tolerance_s!r}")
@@ -400,7 +492,8 @@ class TactileSource(BaseRetargeter):
                              "(step='replay'); live stepping takes the newest frame")
         self._hand_clock = hand_clock
         self._pairing = None if hand_clock is None else TimePairing(
-            self._next_replay_frame, tolerance_ns=None if pairing_tolerance_s is None else int(pairing_tolerance_s * 1e9))
+            self._next_replay_frame, tolerance_ns=None if pairing_tolerance_s is None else int(pairing_tolerance_s * 1e9),
+            mode=pairing)
         #: Live stepping: steps, steps that repeated the previous step's frame, steps withheld as stale.
         self.live_counters = LiveStepCounters()
         self._live_last: TactileFrame | None = None
@@ -449,6 +542,13 @@ class TactileSource(BaseRetargeter):
     def pairing(self) -> PairingCounters | None:
         """Time pairing with `hand_clock` (replay): what it did so far, or None without a hand clock."""
         return None if self._pairing is None else self._pairing.counters
+
+    @property
+    def last_pairing(self) -> PairedOutput | None:
+        """Time pairing with `hand_clock`: how the latest step's output was made — the time its
+        forces refer to (`time_ns`), "interpolated"/"exact"/"nearest", the frames used — or None
+        (no output that step, or no hand clock)."""
+        return None if self._pairing is None else self._pairing.last
 
     def pairing_report(self) -> str:
         """One line: the time pairing's counters (replay with `hand_clock`) or the live counters."""
