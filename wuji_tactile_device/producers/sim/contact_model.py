@@ -336,13 +336,16 @@ class DistributedContact:
             idx = np.argpartition(sdf, K - 1, axis=1)[:, :K] if K < M else np.broadcast_to(np.arange(M), (P, M))
             idx = idx + rows
             sdf_k = sdf.take(idx)
-            order = np.argsort(sdf_k, axis=1) + _row_offsets(P, idx.shape[1])[:, None]
-            idx = idx.take(order)
-            flat = idx - rows + base
-            s_ = sdf.take(idx)
+            order = np.argsort(sdf_k, axis=1)
+            order += _row_offsets(P, idx.shape[1])[:, None]
+            s_ = sdf_k.take(order)
+            flat = idx.take(order)
+            flat += base - rows
             area = grid.area_flat.take(flat)
             lam = self._level_sorted(s_, area, volume)
-            if K >= M or (np.count_nonzero(sdf < lam[:, None], axis=1) <= K).all():
+            # Every point outside the subset lies at or above the subset's highest: none is
+            # below λ when that one is not.
+            if K >= M or (s_[:, -1] >= lam).all():
                 break
             K *= 4
         w = np.maximum(lam[:, None] - s_, 0.0)
@@ -486,7 +489,7 @@ class DistributedContact:
         t_slot = t.t_hat[:, None, :] - _vecdot(normals, t.t_hat[:, None, :])[..., None] * normals
         t_slot /= np.maximum(np.sqrt(_vecdot(t_slot, t_slot)), 1e-300)[..., None]
         r_pair = s[:, 1, :, None] * t_slot - s[:, 0, :, None] * normals            # (P, slots, 3)
-        if len(np.unique(t.pad)) == P:
+        if len(set(t.pad.tolist())) == P:
             r = np.zeros((5, self.slots, 3))
             sn = np.zeros((5, self.slots))
             force = np.zeros((5, 3))
