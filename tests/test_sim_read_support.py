@@ -97,3 +97,15 @@ def test_large_footprint_takes_the_grown_subset():
         flat, w = dm.support(sim.data, np.array([INDEX]), np.array([g]), np.array([8.0]), grid)
         assert np.count_nonzero(w) > grid.first_k and flat.shape[1] > grid.first_k
         np.testing.assert_allclose(w.sum(), 1.0, rtol=1e-14)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_no_pairs_read_zero(backend):
+    """A solve without pairs (the numba path's support size used to be the max of nothing)."""
+    sim, _ = object_on_index_pad("sphere")
+    c = sim.contacts
+    dm = cm.DistributedContact(sim.model, c.pads, c.distal_bodies, c._object_geoms, backend=backend)
+    none, no_vec = np.zeros(0, np.int64), np.zeros((0, 3))
+    for fine in (False, True):
+        t = dm.solve(sim.data, none, none, no_vec, np.zeros(0), no_vec, np.zeros(0), fine=fine)
+        assert np.all(dm.taxel_readings(t) == 0) and np.all(dm.traction_field(t) == 0)

@@ -321,7 +321,7 @@ class DistributedContact:
         base = (pad * M)[:, None]
         if self.backend == "numba":
             w = self.pressure(data, pad, geom, f_normal, grid)
-            K = int((w > 0).sum(axis=1).max())
+            K = int((w > 0).sum(axis=1).max(initial=1))
             idx = np.argpartition(-w, K - 1, axis=1)[:, :K] if K < M else np.arange(M)[None, :]
             flat = base + idx
             w = w.take(flat - base + _row_offsets(P, M)[:, None])
