@@ -489,13 +489,16 @@ class DistributedContact:
         t_slot = t.t_hat[:, None, :] - _vecdot(normals, t.t_hat[:, None, :])[..., None] * normals
         t_slot /= np.maximum(np.sqrt(_vecdot(t_slot, t_slot)), 1e-300)[..., None]
         r_pair = s[:, 1, :, None] * t_slot - s[:, 0, :, None] * normals            # (P, slots, 3)
-        if len(set(t.pad.tolist())) == P:
+        if len(set(t.pad.tolist())) == P:   # one pair per pad: the remainder per pair, then placed
+            sn = s[:, 0]
+            total = sn.sum(axis=1, keepdims=True)
+            share = np.divide(sn, total, out=np.zeros_like(sn), where=total > 0)
+            r_pair += share[..., None] * (t.force - r_pair.sum(axis=1))[:, None, :]
             r = np.zeros((5, self.slots, 3))
-            sn = np.zeros((5, self.slots))
-            force = np.zeros((5, 3))
-            r[t.pad], sn[t.pad], force[t.pad] = r_pair, s[:, 0], t.force
-        else:                               # several objects on one pad: summed per pad
-            r, sn, force = self._per_pad(t.pad, r_pair), self._per_pad(t.pad, s[:, 0]), self._per_pad(t.pad, t.force)
+            r[t.pad] = r_pair
+            return r.reshape(-1, 3)
+        # several objects on one pad: summed per pad
+        r, sn, force = self._per_pad(t.pad, r_pair), self._per_pad(t.pad, s[:, 0]), self._per_pad(t.pad, t.force)
         total = sn.sum(axis=1)
         share = np.divide(sn, total[:, None], out=np.zeros_like(sn), where=total[:, None] > 0)
         r += share[..., None] * (force - r.sum(axis=1))[:, None, :]
