@@ -219,7 +219,11 @@ class DistributedContact:
             normal[k] = np.where(valid[k][:, None], (quad.points[k] - c) / pd.geometry.radius, 0.0)
         G = np.stack([self.influence[k][:, quad.cell[k]] * valid[k] for k in range(5)])     # (5, slots, M)
         ident = np.broadcast_to(np.arange(quad.area.shape[1]), quad.area.shape).copy()
-        return _Grid(quad, inv, normal, np.ascontiguousarray(G), quad._replace(cell=ident))
+        M = quad.area.shape[1]
+        GT = np.ascontiguousarray(G.transpose(0, 2, 1).reshape(5 * M, -1))
+        return _Grid(quad, inv, normal, np.ascontiguousarray(G), quad._replace(cell=ident), GT,
+                     quad.area.ravel().copy(), inv.ravel().copy(), normal.reshape(-1, 3).copy(),
+                     quad.cell.ravel().copy(), max(16, M // 8))
 
     # -- per frame --------------------------------------------------------------------------------
     def pairs(self, pad: np.ndarray, geom: np.ndarray, f_loc: np.ndarray, f_normal: np.ndarray,
@@ -290,14 +294,64 @@ class DistributedContact:
         P, M = sdf.shape
         order = np.argsort(sdf, axis=1)
         order += _row_offsets(P, M)[:, None]
-        s = sdf.take(order)
-        a = area.take(order)
+        return DistributedContact._level_sorted(sdf.take(order), area.take(order), volume)
+
+    @staticmethod
+    def _level_sorted(s: np.ndarray, a: np.ndarray, volume: np.ndarray) -> np.ndarray:
+        """`_level` of rows already in increasing `s` (signed distance) order."""
+        P, M = s.shape
         ca = np.cumsum(a, axis=1)
         cas = np.cumsum(a * s, axis=1)
         # Volume when λ reaches the next level with the first m points active.
         at_next = s[:, 1:] * ca[:, :-1] - cas[:, :-1]
         m = (at_next < volume[:, None]).sum(axis=1) + _row_offsets(P, M)   # increasing: count = first ≥
         return (volume + cas.take(m)) / ca.take(m)
+
+    def support(self, data, pad, geom, f_normal, grid: "_Grid | None" = None) -> tuple[np.ndarray, np.ndarray]:
+        """Each pair's footprint: (flat (P, K) indices into the grid's (5·M) point tables, w (P, K)
+        normalised pressure weights A·max(λ − sdf, 0) / Σ there; rows sum to 1), each row in
+        order of decreasing pressure. K covers the largest footprint (a row's spare entries carry
+        w = 0). The same λ as `weights`: the level solve needs only the points below λ, so it
+        runs on the K lowest points of each row (`argpartition`, no full sort) and is accepted
+        when no row has more than K points below its λ (then the subset's root is the full
+        set's root exactly); else K grows 4×."""
+        grid = self.fine if grid is None else grid
+        quad = grid.quad
+        P, M = len(pad), quad.area.shape[1]
+        base = (pad * M)[:, None]
+        if self.backend == "numba":
+            w = self.pressure(data, pad, geom, f_normal, grid)
+            K = int((w > 0).sum(axis=1).max(initial=1))
+            idx = np.argpartition(-w, K - 1, axis=1)[:, :K] if K < M else np.arange(M)[None, :]
+            flat = base + idx
+            w = w.take(flat - base + _row_offsets(P, M)[:, None])
+            order = np.argsort(-(w * grid.inv_area_flat.take(flat)), axis=1) + _row_offsets(P, flat.shape[1])[:, None]
+            return flat.take(order), w.take(order)
+        local = self._transforms(data, pad, geom) @ quad.points_h.take(pad, axis=0)   # (P, 3, M)
+        sdf = self._sdf(geom, local)       # padding points sit ≥ 1 m away: never in a footprint
+        volume = f_normal * (1.0 / self.stiffness) + _MIN_VOLUME
+        rows = _row_offsets(P, M)[:, None]
+        K = grid.first_k
+        while True:
+            idx = np.argpartition(sdf, K - 1, axis=1)[:, :K] if K < M else np.broadcast_to(np.arange(M), (P, M))
+            idx = idx + rows
+            sdf_k = sdf.take(idx)
+            order = np.argsort(sdf_k, axis=1)
+            order += _row_offsets(P, idx.shape[1])[:, None]
+            s_ = sdf_k.take(order)
+            flat = idx.take(order)
+            flat += base - rows
+            area = grid.area_flat.take(flat)
+            lam = self._level_sorted(s_, area, volume)
+            # Every point outside the subset lies at or above the subset's highest: none is
+            # below λ when that one is not.
+            if K >= M or (s_[:, -1] >= lam).all():
+                break
+            K *= 4
+        w = np.maximum(lam[:, None] - s_, 0.0)
+        w *= area
+        w /= w.sum(axis=1, keepdims=True)
+        return flat, w
 
     def pressure(self, data, pad, geom, f_normal, grid: "_Grid | None" = None) -> np.ndarray:
         """(P, M) each pair's normalised pressure weights A·max(λ − sdf, 0) / Σ on the points of
@@ -309,12 +363,14 @@ class DistributedContact:
             unit[:, 0] = 1.0
             out, _ = self._kernel(data, grid.by_point, M, pad, geom, unit, f_normal)
             return out[:, 0].reshape(P, M)
-        w, total, _ = self.weights(data, grid.quad, pad, geom, f_normal)
-        w /= total[:, None]
-        return w
+        flat, w = self.support(data, pad, geom, f_normal, grid)
+        out = np.zeros((P, M))
+        np.put_along_axis(out, flat - (pad * M)[:, None], w, axis=1)
+        return out
 
     def traction(self, weights: np.ndarray, pad: np.ndarray, f_normal_vec: np.ndarray, f_tangent_vec: np.ndarray,
-                 mu: np.ndarray, grid: "_Grid | None" = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                 mu: np.ndarray, grid: "_Grid | None" = None, flat: np.ndarray | None = None,
+                 presorted: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Stick and slip inside each pair's footprint (partial slip, Cattaneo–Mindlin on the
         thin layer). Normal force per pixel P_x = |F_n|·w_x. The layer's shear is Winkler too:
         where the surface sticks, the traction is the same for every point (the object's rigid
@@ -322,18 +378,25 @@ class DistributedContact:
         μ·p_x, the point slides at μ·p_x. So Q_x = min(s·A_x, μ·P_x) with s solved exactly from
         Σ Q_x = |F_t| (sort by pressure, cumulative sums): slip starts at the rim, where p → 0,
         and spreads inward as |F_t| → μ|F_n|; at μ|F_n| (gross slip) every point slides.
-        Returns P (P, M) and Q (P, M) [N per point of `grid`] and the stuck fraction of the footprint's
-        area (P,)."""
+        `weights` (P, M) on every point of `grid`, or (P, K) on the points `flat` (`support`;
+        points without load change nothing); `presorted`: each row is already in order of
+        decreasing pressure (`support`'s order: no sort). Returns P and Q [N per point, the shape of
+        `weights`] and the stuck fraction of the footprint's area (P,)."""
         grid = self.fine if grid is None else grid
-        area = grid.quad.area.take(pad, axis=0)
+        if flat is None:
+            flat = (pad * grid.quad.area.shape[1])[:, None] + np.arange(weights.shape[1])
+        area = grid.area_flat.take(flat)
         fn = np.sqrt(_vecdot(f_normal_vec, f_normal_vec))
         ft = np.sqrt(_vecdot(f_tangent_vec, f_tangent_vec))
         Pn = weights * fn[:, None]
         C = Pn * mu[:, None]                                      # slip limit per pixel [N]
-        pres = C * grid.inv_area.take(pad, axis=0)                 # μ·p [N/m²]
+        pres = C * grid.inv_area_flat.take(flat)                  # μ·p [N/m²]
         P_, M = pres.shape
-        order = np.argsort(-pres, axis=1) + _row_offsets(P_, M)[:, None]
-        ps, a, c = pres.take(order), area.take(order), C.take(order)
+        if presorted:
+            ps, a, c = pres, area, C
+        else:
+            order = np.argsort(-pres, axis=1) + _row_offsets(P_, M)[:, None]
+            ps, a, c = pres.take(order), area.take(order), C.take(order)
         ca, cc = np.cumsum(a, axis=1), np.cumsum(c, axis=1)
         ctot = cc[:, -1]
         # Σ Q when s reaches the k-th pressure with points 0..k−1 stuck (decreasing in k).
@@ -356,13 +419,13 @@ class DistributedContact:
         """Pressure, stick and slip of each pair (`traction`) on the 0.5 mm image grid (`fine`)
         or the 1 mm grid, with the normal and friction directions: `f_normal_vec` (P, 3) the
         normal part of each pair's force `f_loc` (the rest is friction), `mu` (P,) its friction
-        coefficient."""
+        coefficient. Solved on each footprint's support (`support`): every array is (P, K)."""
         grid = self.fine if fine else self.coarse
-        w = self.pressure(data, pad, geom, f_normal, grid)
+        flat, w = self.support(data, pad, geom, f_normal, grid)
         ft_vec = f_loc - f_normal_vec
-        Pn, Q, frac = self.traction(w, pad, f_normal_vec, ft_vec, mu, grid)
+        Pn, Q, frac = self.traction(w, pad, f_normal_vec, ft_vec, mu, grid, flat, presorted=True)
         t_hat = ft_vec / np.maximum(np.sqrt(_vecdot(ft_vec, ft_vec)), 1e-300)[:, None]
-        return Traction(pad, w, Pn, Q, t_hat, f_loc, frac, grid)
+        return Traction(pad, w, Pn, Q, t_hat, f_loc, frac, grid, flat)
 
     def field(self, data, pad, geom, f_loc, f_normal, f_normal_vec=None, mu=None
               ) -> tuple[np.ndarray, np.ndarray]:
@@ -382,12 +445,15 @@ class DistributedContact:
         surface normal, friction in its tangent plane, and the small remainder the curvature
         leaves (a few % of F) spread with the pressure, so each pair's field sums to its force
         exactly."""
-        n_loc = t.grid.normal.take(t.pad, axis=0)                              # (P, M, 3) outward
+        n_loc = t.grid.normal_flat.take(t.flat, axis=0)                        # (P, K, 3) outward
         t_loc = t.t_hat[:, None, :] - _vecdot(n_loc, t.t_hat[:, None, :])[:, :, None] * n_loc
         t_loc /= np.maximum(np.sqrt(_vecdot(t_loc, t_loc)), 1e-300)[:, :, None]
         per_pair = t.Q[:, :, None] * t_loc - t.Pn[:, :, None] * n_loc
         per_pair += t.w[:, :, None] * (t.force - per_pair.sum(axis=1))[:, None, :]
-        return self._to_pixels(t.pad, per_pair, t.grid)
+        npx = IMAGE_SHAPE[0] * IMAGE_SHAPE[1]
+        cell = t.grid.pixel_flat.take(t.flat) + (t.pad * npx)[:, None]        # (P, K) stacked pixel
+        index = cell[:, :, None] * 3 + _AXES
+        return np.bincount(index.ravel(), per_pair.ravel(), 15 * npx).reshape(5, npx, 3)
 
     def _to_pixels(self, pad: np.ndarray, per_point: np.ndarray, grid: "_Grid | None" = None) -> np.ndarray:
         """(5, 48·32, 3) per-pair point forces (P, M, 3) binned into their pads' pixels."""
@@ -413,28 +479,26 @@ class DistributedContact:
         area, the normal along the taxel's own normal and the friction along the pair's slip
         direction in the taxel's tangent plane — so |shear| ≤ μ·|normal| holds on every taxel
         — plus each pad's remainder against its solver force (the curvature's few %) spread with
-        the normal load: each pad's taxels sum to its force exactly."""
-        G = t.grid.G
-        if len(np.unique(t.pad)) == len(t.pad):
-            x = np.zeros((5, t.Pn.shape[1], 2))
-            x[t.pad, :, 0], x[t.pad, :, 1] = t.Pn, t.Q
-            sn_sq = np.matmul(G, x)                                                # (5, slots, 2)
-            sn, sq = sn_sq[..., 0], sn_sq[..., 1]
-            t_hat = np.zeros((5, 3))
-            t_hat[t.pad] = t.t_hat
-            t_slot = t_hat[:, None, :] - _vecdot(self._slot_normals, t_hat[:, None, :])[..., None] * self._slot_normals
-            t_slot /= np.maximum(np.sqrt(_vecdot(t_slot, t_slot)), 1e-300)[..., None]
-            r = sq[..., None] * t_slot - sn[..., None] * self._slot_normals
-        else:                               # several objects on one pad: per pair, then summed
+        the normal load: each pad's taxels sum to its force exactly. Only the influence columns
+        of each footprint's points are read (`Traction.flat`)."""
+        P = len(t.pad)
+        g = t.grid.GT.take(t.flat, axis=0)                                         # (P, K, slots)
+        x = np.stack([t.Pn, t.Q], axis=1)                                          # (P, 2, K)
+        s = np.matmul(x, g)                                                        # (P, 2, slots)
+        normals = self._slot_normals.take(t.pad, axis=0)                           # (P, slots, 3)
+        t_slot = t.t_hat[:, None, :] - _vecdot(normals, t.t_hat[:, None, :])[..., None] * normals
+        t_slot /= np.maximum(np.sqrt(_vecdot(t_slot, t_slot)), 1e-300)[..., None]
+        r_pair = s[:, 1, :, None] * t_slot - s[:, 0, :, None] * normals            # (P, slots, 3)
+        if len(set(t.pad.tolist())) == P:   # one pair per pad: the remainder per pair, then placed
+            sn = s[:, 0]
+            total = sn.sum(axis=1, keepdims=True)
+            share = np.divide(sn, total, out=np.zeros_like(sn), where=total > 0)
+            r_pair += share[..., None] * (t.force - r_pair.sum(axis=1))[:, None, :]
             r = np.zeros((5, self.slots, 3))
-            for p in range(len(t.pad)):
-                k = int(t.pad[p])
-                sn, sq = G[k] @ t.Pn[p], G[k] @ t.Q[p]
-                ts = t.t_hat[p] - (self._slot_normals[k] @ t.t_hat[p])[:, None] * self._slot_normals[k]
-                ts /= np.maximum(np.linalg.norm(ts, axis=1), 1e-300)[:, None]
-                r[k] += sq[:, None] * ts - sn[:, None] * self._slot_normals[k]
-            sn = np.matmul(G, self._per_pad(t.pad, t.Pn)[:, :, None])[..., 0]
-        force = self._per_pad(t.pad, t.force)                                      # (5, 3)
+            r[t.pad] = r_pair
+            return r.reshape(-1, 3)
+        # several objects on one pad: summed per pad
+        r, sn, force = self._per_pad(t.pad, r_pair), self._per_pad(t.pad, s[:, 0]), self._per_pad(t.pad, t.force)
         total = sn.sum(axis=1)
         share = np.divide(sn, total[:, None], out=np.zeros_like(sn), where=total[:, None] > 0)
         r += share[..., None] * (force - r.sum(axis=1))[:, None, :]
@@ -468,16 +532,17 @@ _AXES = np.arange(3)
 
 
 class Traction(NamedTuple):
-    """One frame's contact solution per pair (P pairs, px = 48·32 image pixels of its pad)."""
+    """One frame's contact solution per pair (P pairs, K points of each footprint's support)."""
 
     pad: np.ndarray     # (P,) pad index
-    w: np.ndarray       # (P, px) normalised pressure weights
-    Pn: np.ndarray      # (P, px) normal force per pixel [N]
-    Q: np.ndarray       # (P, px) friction force per pixel [N], ≤ μ·Pn
+    w: np.ndarray       # (P, K) normalised pressure weights at the points `flat`
+    Pn: np.ndarray      # (P, K) normal force per point [N]
+    Q: np.ndarray       # (P, K) friction force per point [N], ≤ μ·Pn
     t_hat: np.ndarray   # (P, 3) friction direction (distal frame)
     force: np.ndarray   # (P, 3) the pair's solver force ON the pad (distal frame) [N]
     stuck: np.ndarray   # (P,) stuck fraction of the footprint's area
     grid: "_Grid"       # the points it was solved on
+    flat: np.ndarray    # (P, K) the points of each pair's support: indices into grid's (5·M) tables
 
 
 class _Grid(NamedTuple):
@@ -488,6 +553,12 @@ class _Grid(NamedTuple):
     normal: np.ndarray       # (5, M, 3) outward surface normal (distal frame), 0 at padding
     G: np.ndarray            # (5, slots, M) taxel influence of a load at each point (sensing.py)
     by_point: _Quadrature    # the same with cell = point index (the compiled kernel's output rows)
+    GT: np.ndarray           # (5·M, slots) G per point, one row per point (rows gathered per footprint)
+    area_flat: np.ndarray    # (5·M,) quad.area flattened
+    inv_area_flat: np.ndarray  # (5·M,) inv_area flattened
+    normal_flat: np.ndarray  # (5·M, 3) normal flattened
+    pixel_flat: np.ndarray   # (5·M,) quad.cell (image pixel) flattened
+    first_k: int             # support size tried first (the level solve's subset, `support`)
 
 
 __all__ = ["DistributedContact", "signed_distance", "STIFFNESS", "LAYER_THICKNESS", "CONFINED_MODULUS",
