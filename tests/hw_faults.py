@@ -11,7 +11,6 @@ prints the fault-injection table of docs/hardware.md (fault → behaviour, time 
 from __future__ import annotations
 
 import dataclasses
-import time
 from collections.abc import Callable
 from typing import NamedTuple
 

@@ -92,7 +92,7 @@ def write_isaac_hands(path: Path, t_ns: np.ndarray, poses: np.ndarray, *, base_n
         sid = w.register_schema(HAND_POSE_RECORD_SCHEMA_NAME, "flatbuffer", schema.data)
         left = w.register_channel(f"{base_name}/left_hand", "flatbuffer", sid)
         right = w.register_channel(f"{base_name}/right_hand", "flatbuffer", sid)
-        for k, (t, p) in enumerate(zip(t_ns, poses)):
+        for k, (t, p) in enumerate(zip(t_ns, poses, strict=True)):
             ts = DeviceDataTimestamp(int(t) + latency_ns, int(t), int(t) + 123_456_789)
             for ch, pose in ((left, None), (right, p)):
                 w.add_message(ch, int(t) + latency_ns, encode_hand_pose_record(pose, ts, radius=0.008),
@@ -151,7 +151,7 @@ def errors_at_hand_time(steps, truth: dict, t_hand: np.ndarray) -> np.ndarray:
     frames around that time): what the skinning alone adds, pairing aside."""
     t = truth["t"]
     out = []
-    for (_, p), th in zip(steps, t_hand):
+    for (_, p), th in zip(steps, t_hand, strict=True):
         if p is None:
             continue
         k = int(np.clip(np.searchsorted(t, th, side="right") - 1, 0, len(t) - 2))

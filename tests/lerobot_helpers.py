@@ -13,13 +13,13 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from conftest import make_metadata  # noqa: E402
+from conftest import make_metadata
 
-from wuji_tactile_device.contract.records import DeviceDataTimestamp  # noqa: E402
-from wuji_tactile_device.recording import McapRecorder  # noqa: E402
-from wuji_tactile_device.recording.hand_channels import HandPoseChannels  # noqa: E402
-from wuji_tactile_device.streams.inproc import InProcessBus  # noqa: E402
-from wuji_tactile_device.streams.publisher import TactilePublisher  # noqa: E402
+from wuji_tactile_device.contract.records import DeviceDataTimestamp
+from wuji_tactile_device.recording import McapRecorder
+from wuji_tactile_device.recording.hand_channels import HandPoseChannels
+from wuji_tactile_device.streams.inproc import InProcessBus
+from wuji_tactile_device.streams.publisher import TactilePublisher
 
 T0 = 5_000_000_000
 

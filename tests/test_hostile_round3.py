@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import warnings
 
 import numpy as np
 import pytest
@@ -16,7 +15,7 @@ from conftest import make_metadata
 from wuji_tactile_device.contract import DeviceDataTimestamp, encode_metadata_record, encode_tactile_record
 from wuji_tactile_device.errors import RecordingWarning
 from wuji_tactile_device.recording import McapRecorder
-from wuji_tactile_device.recording.export import export_recording, load_recording
+from wuji_tactile_device.recording.export import load_recording
 from wuji_tactile_device.recording.inspect import inspect_file
 from wuji_tactile_device.streams.base import Stream
 from wuji_tactile_device.streams.inproc import InProcessBus

@@ -162,7 +162,7 @@ def test_default_profile_writes_the_viewer_twin_that_reads_back_as_the_isaac_rec
                             radius=np.linspace(0.001, 0.01, 26))
         samples[profile] = list(iter_hand_records(path))
     assert len(samples["default"]) == len(samples["isaac"]) == 6
-    for (s1, t1, a), (s2, t2, b) in zip(samples["default"], samples["isaac"]):
+    for (s1, t1, a), (s2, t2, b) in zip(samples["default"], samples["isaac"], strict=True):
         assert (s1, t1) == (s2, t2) and a.timestamp == b.timestamp
         if b.poses is None:
             assert a.poses is None and s1 == "left"

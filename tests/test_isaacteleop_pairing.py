@@ -17,14 +17,14 @@ import pytest
 
 pytest.importorskip("isaacteleop", reason="the optional extra isaacteleop is not installed")
 
-from isaac_hands_helpers import (errors_at_hand_time, errors_at_output_time, hand_poses_at, hand_times,  # noqa: E402
+from isaac_hands_helpers import (errors_at_hand_time, errors_at_output_time, hand_poses_at, hand_times,
                                  pairing_errors, run_session, simulate, write_isaac_hands)
-from wuji_tactile_device.contract.records import DeviceDataTimestamp  # noqa: E402
-from wuji_tactile_device.integrations.isaacteleop import RecordedHandClock, TactileSource, TimePairing  # noqa: E402
-from wuji_tactile_device.run.simulation import record_simulation  # noqa: E402
-from wuji_tactile_device.streams.tracker import TactileFrame  # noqa: E402
-from wuji_tactile_device.producers.sim.scenarios import make_scenario  # noqa: E402
-from wuji_tactile_device.recording import profiles  # noqa: E402
+from wuji_tactile_device.contract.records import DeviceDataTimestamp
+from wuji_tactile_device.integrations.isaacteleop import RecordedHandClock, TactileSource, TimePairing
+from wuji_tactile_device.run.simulation import record_simulation
+from wuji_tactile_device.streams.tracker import TactileFrame
+from wuji_tactile_device.producers.sim.scenarios import make_scenario
+from wuji_tactile_device.recording import profiles
 
 ROOT = Path(__file__).resolve().parents[1]
 FRAMES = 1300  # the whole 13 s press: the fingers close, touch, press and open again

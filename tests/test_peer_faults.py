@@ -9,14 +9,14 @@ import pytest
 
 pytest.importorskip("foxglove", reason="the live view needs the optional foxglove-sdk (extra 'view')")
 
-from wuji_tactile_device.contract import encode_tactile_record  # noqa: E402
-from wuji_tactile_device.contract.metadata import encode_metadata_record  # noqa: E402
-from wuji_tactile_device.contract.naming import Stream  # noqa: E402
-from wuji_tactile_device.contract.records import DeviceDataTimestamp  # noqa: E402
-from wuji_tactile_device.integrations.foxglove_live import FoxgloveSink  # noqa: E402
-from wuji_tactile_device.producers.sim.layout_metadata import sim_metadata  # noqa: E402
-from wuji_tactile_device.streams.inproc import InProcessBus  # noqa: E402
-from wuji_tactile_device.streams.publisher import TactilePublisher  # noqa: E402
+from wuji_tactile_device.contract import encode_tactile_record
+from wuji_tactile_device.contract.metadata import encode_metadata_record
+from wuji_tactile_device.contract.naming import Stream
+from wuji_tactile_device.contract.records import DeviceDataTimestamp
+from wuji_tactile_device.integrations.foxglove_live import FoxgloveSink
+from wuji_tactile_device.producers.sim.layout_metadata import sim_metadata
+from wuji_tactile_device.streams.inproc import InProcessBus
+from wuji_tactile_device.streams.publisher import TactilePublisher
 
 CID = "tactile/right"
 

@@ -19,7 +19,7 @@ from mcap.reader import make_reader
 from streams_helpers import forces_for, small_metadata
 from wuji_tactile_device.contract.naming import Stream
 from wuji_tactile_device.producers.base import Frame, FrameSink, Producer, ProducerRunner, run_together
-from wuji_tactile_device.recording import McapRecorder, inspect_file
+from wuji_tactile_device.recording import inspect_file
 from wuji_tactile_device.streams.base import Message
 from wuji_tactile_device.streams.inproc import InProcessBus
 from wuji_tactile_device.streams.tracker import TactileTracker

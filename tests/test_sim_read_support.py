@@ -93,7 +93,7 @@ def test_large_footprint_takes_the_grown_subset():
     sim, g = object_on_index_pad("sphere", radius=0.020)
     dm = cm.DistributedContact(sim.model, sim.contacts.pads, sim.contacts.distal_bodies,
                                sim.contacts._object_geoms, backend="numpy")
-    for fine, grid in ((False, dm.coarse), (True, dm.fine)):
+    for _fine, grid in ((False, dm.coarse), (True, dm.fine)):
         flat, w = dm.support(sim.data, np.array([INDEX]), np.array([g]), np.array([8.0]), grid)
         assert np.count_nonzero(w) > grid.first_k and flat.shape[1] > grid.first_k
         np.testing.assert_allclose(w.sum(), 1.0, rtol=1e-14)

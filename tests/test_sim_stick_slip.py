@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from contact_model_helpers import INDEX, object_on_index_pad
-from wuji_tactile_device.producers.sim.producer import EXTRA_PAD_SLIP, SimProducer, run_scenario
+from wuji_tactile_device.producers.sim.producer import EXTRA_PAD_SLIP, SimProducer
 from wuji_tactile_device.producers.sim.scenarios import make_scenario
 
 
@@ -28,7 +28,7 @@ def test_partial_slip_starts_at_the_rim_and_spreads_inward():
     rim), and the stuck fraction falls from 1 to 0."""
     ratios = np.linspace(0.0, 1.0, 11)
     fracs = []
-    for r, (P, Q, frac, area) in zip(ratios, _sphere_pressure(ratios)):
+    for r, (P, Q, frac, area) in zip(ratios, _sphere_pressure(ratios), strict=True):
         P, Q = P[0], Q[0]
         assert np.all(Q <= P * 1.0 + 1e-15)
         np.testing.assert_allclose(Q.sum(), 0.5 * r, rtol=1e-12, atol=1e-15)

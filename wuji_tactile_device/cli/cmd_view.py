@@ -21,7 +21,7 @@ from .output import require_extra
 from .common import add_zenoh_arguments, open_transport_from
 
 
-from .args import positive_rate, positive_seconds  # noqa: E402
+from .args import positive_rate, positive_seconds
 
 
 def _positive(unit: str):

@@ -9,7 +9,8 @@ channels, the view reads the ones it draws.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, NamedTuple
+from typing import Any, NamedTuple
+from collections.abc import Mapping
 
 import numpy as np
 

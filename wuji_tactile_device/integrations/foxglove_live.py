@@ -18,7 +18,6 @@ from __future__ import annotations
 import logging
 import os
 import time
-from pathlib import Path
 from typing import Any
 from collections.abc import Callable, Sequence
 

@@ -21,7 +21,7 @@ a pad's resultant (force ON the hand), ending on the pad's taxel centroid.
 from __future__ import annotations
 
 import json
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -404,10 +404,10 @@ class SceneBuilder:
 
         def tf(parent: str, child: str, p) -> dict:
             return {"timestamp": stamp, "parent_frame_id": parent, "child_frame_id": child,
-                    "translation": _vec(p[:3]), "rotation": {k: _num(v) for k, v in zip("xyzw", p[3:])}}
+                    "translation": _vec(p[:3]), "rotation": {k: _num(v) for k, v in zip("xyzw", p[3:], strict=True)}}
 
         out = [tf("world", self.frame, wrist)]
-        out += [tf(self.frame, f"{self.collection_id}/{name}", p) for name, p in zip(self.segment_names, seg)]
+        out += [tf(self.frame, f"{self.collection_id}/{name}", p) for name, p in zip(self.segment_names, seg, strict=True)]
         return json.dumps({"transforms": out}, separators=(",", ":"), allow_nan=False).encode()
 
     # -- entities -----------------------------------------------------------------------------
@@ -476,7 +476,7 @@ class SceneBuilder:
             poses = pose_compose(pose_invert(joints[int(HandJoint.WRIST)]), poses)
         colour = _colour((0.35, 0.6, 0.85, 0.45))
         out = []
-        for k, (kind, size, pose, name) in enumerate(zip(objects.kinds, objects.sizes, poses, objects.names)):
+        for k, (kind, size, pose, name) in enumerate(zip(objects.kinds, objects.sizes, poses, objects.names, strict=True)):
             p, q = pose[:3], pose[3:]
             if kind == "box":
                 prim = {"cubes": [{"pose": _pose(p, q), "size": _vec(2 * size), "color": colour}]}

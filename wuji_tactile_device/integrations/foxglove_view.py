@@ -25,7 +25,7 @@ import json
 import math
 import time
 from typing import Any
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -36,6 +36,11 @@ from ..contract.naming import (DATA_RECORD_SCHEMA_NAME, METADATA_RECORD_SCHEMA_N
                                validate_collection_id)
 from ..contract.pads import NUM_PADS, pad_layout, pad_resultants
 from ..errors import DataLayoutError, TactileError
+from .foxglove_scene import (COLLECTION_SPACING_M, DEFAULT_ARROW_M_PER_N, DEFAULT_FORCE_RANGE_N,  # noqa: F401
+                             FRAME_TRANSFORMS_SCHEMA, IMAGE_LABELS_SCHEMA, MESSAGE_ENCODING, PAD_FRAME_TEXT,
+                             RESULTANTS_SCHEMA, SCENE_UPDATE_SCHEMA, SCHEMA_ENCODING, TAXEL_DIAMETER_M,
+                             UNLOADED_RGBA, ObjectGeoms, SceneBuilder, force_colours, image_labels, image_mosaic,
+                             resultants_message, segment_poses_from_joints, taxel_diameters)
 
 
 def _foxglove():
@@ -44,13 +49,6 @@ def _foxglove():
     except ImportError as exc:
         raise TactileError("the live view needs the Foxglove SDK: pip install 'wuji-tactile-device[view]'") from exc
     return foxglove
-
-
-from .foxglove_scene import (COLLECTION_SPACING_M, DEFAULT_ARROW_M_PER_N, DEFAULT_FORCE_RANGE_N,  # noqa: F401
-                             FRAME_TRANSFORMS_SCHEMA, IMAGE_LABELS_SCHEMA, MESSAGE_ENCODING, PAD_FRAME_TEXT,
-                             RESULTANTS_SCHEMA, SCENE_UPDATE_SCHEMA, SCHEMA_ENCODING, TAXEL_DIAMETER_M,
-                             UNLOADED_RGBA, ObjectGeoms, SceneBuilder, force_colours, image_labels, image_mosaic,
-                             resultants_message, segment_poses_from_joints, taxel_diameters)
 
 
 def _json_schema(fg: Any, schema: dict):

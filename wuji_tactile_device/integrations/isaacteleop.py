@@ -569,7 +569,7 @@ class TactileSource(BaseRetargeter):
             self._owned_transport.close()
             self._owned_transport = None
 
-    def __enter__(self) -> "TactileSource":
+    def __enter__(self) -> TactileSource:
         return self
 
     def __exit__(self, *exc: object) -> None:

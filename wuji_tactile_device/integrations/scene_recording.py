@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..contract.naming import validate_collection_id
-from ..contract.pads import NUM_PADS, pad_resultants
+from ..contract.pads import pad_resultants
 from ..producers.base import (EXTRA_FORCE_IMAGES, EXTRA_HAND_JOINT_POSES, EXTRA_HAND_POSES, EXTRA_OBJECT_GEOMS, Frame,
                               FrameSink)
 from .foxglove_scene import (DEFAULT_FORCE_RANGE_N, FRAME_TRANSFORMS_SCHEMA, MESSAGE_ENCODING, PAD_FRAME_TEXT,

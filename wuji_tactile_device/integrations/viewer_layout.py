@@ -51,7 +51,7 @@ def build_layout(collection: str = "tactile/right") -> dict[str, Any]:
     def plot(field: str, title: str) -> dict:
         return {"foxglovePanelTitle": title,
                 "paths": [{"value": f"{resultants}.{finger}.{field}", "enabled": True, "timestampMethod": "receiveTime",
-                           "label": finger, "color": colour} for finger, colour in zip(FINGERS, PAD_COLOURS)],
+                           "label": finger, "color": colour} for finger, colour in zip(FINGERS, PAD_COLOURS, strict=True)],
                 "showXAxisLabels": True, "showYAxisLabels": True, "showLegend": True, "legendDisplay": "floating",
                 "showPlotValuesInLegend": False, "isSynced": True, "xAxisVal": "timestamp", "sidebarDimension": 240}
 

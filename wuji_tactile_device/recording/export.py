@@ -43,7 +43,7 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 
 from ..contract import TactileMetadata
-from ..contract.hand_pose import NUM_HAND_JOINTS
+from ..contract.hand_pose import NUM_HAND_JOINTS, HandPoseSample
 from ..errors import RecordingError, RecordingWarning
 from ..streams.tracker import TactileFrame
 from .hand_channels import iter_hand_records

@@ -250,7 +250,7 @@ def iter_hand_records(path: str | os.PathLike, base_name: str | None = None
 
 
 def hand_record_times(path: str | os.PathLike, base_name: str = DEFAULT_HAND_BASE_NAME, side: str | None = None
-                      ) -> "np.ndarray":
+                      ) -> np.ndarray:
     """(H,) int64 sample times [ns, `sample_time_local_common_clock`] of the records Isaac
     Teleop's `ReplaySession` replays, one per `update()`, from `<base_name>/<side>_hand` (side
     None: the right hand's channel, else the left's). Raises `RecordingError` when the file has

@@ -20,7 +20,7 @@ import numpy as np
 from ..errors import CorruptChunkError, ReadLimitError, RecordingError, TactileError, printable
 from ..contract import TRACKER_METADATA_MAX_SIZE, decode_metadata_record, decode_tactile_record
 from ..contract.naming import Stream, stream_key
-from . import json_channel, naming
+from . import json_channel
 from .replay import MAX_COLLECTIONS, index_difference, streams_of
 from .clock_anchor import log_time_offset, wall_clock_span_of
 from .naming import FILE_METADATA_NAME

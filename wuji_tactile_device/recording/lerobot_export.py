@@ -30,7 +30,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -39,7 +39,6 @@ from ..contract.hand_pose import NUM_HAND_JOINTS
 from ..contract.joints import FINGERS, HandJoint
 from ..contract.pads import NUM_PADS, pad_layout
 from ..errors import RecordingError
-from .hand_channels import HAND_SIDES
 
 CODEBASE_VERSION = "v3.0"
 DEFAULT_FPS = 100
@@ -229,7 +228,7 @@ class _FeatureStats:
             if self.count < 2:  # LeRobot: too few samples for quantiles, the mean stands in
                 out[key] = mean.copy()
             else:
-                out[key] = np.array([_hist_quantile(h, e, q * self.count) for h, e in zip(self.hist, self.edges)])
+                out[key] = np.array([_hist_quantile(h, e, q * self.count) for h, e in zip(self.hist, self.edges, strict=True)])
         return out
 
 
@@ -479,7 +478,7 @@ class _Writer:
             "clock_anchors": [{"monotonic_ns": c.monotonic_ns, "realtime_ns": c.realtime_ns,
                                "uncertainty_ns": c.uncertainty_ns} for c in anchors],
             "file_metadata": meta.get("wuji_tactile_device", {}),
-            "streams": {f"{s.kind}:{s.name}": a.report() for s, a in zip(streams, aligners)},
+            "streams": {f"{s.kind}:{s.name}": a.report() for s, a in zip(streams, aligners, strict=True)},
         })
 
     def _rows(self, aligners, pads, a: int, b: int, ep: int, task_index: int) -> dict[str, np.ndarray]:

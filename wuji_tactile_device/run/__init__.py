@@ -19,7 +19,8 @@ import contextlib
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
+from collections.abc import Callable, Iterable, Sequence
 
 from ..producers.base import EXTRA_HAND_JOINT_POSES, FrameSink, Producer, ProducerRunner, RunCounters, run_together
 from ..streams import InProcessBus, Transport, open_transport

@@ -13,7 +13,7 @@ the only chunk encoding Isaac Teleop 1.5's `ReplaySession` reads.
 from __future__ import annotations
 
 import os
-from typing import Callable
+from collections.abc import Callable
 
 from ..contract.records import DeviceDataTimestamp
 from ..producers.base import FrameSink

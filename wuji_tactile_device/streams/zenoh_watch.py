@@ -11,7 +11,8 @@ is normal for it to wait for others.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 #: Seconds without any connection before the first warning, and between repeats.
 FIRST_WARNING_S = 3.0

@@ -25,14 +25,13 @@ tracked, so both hand channels stay in step with the tactile collection.
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
 from collections.abc import Sequence
 
 import numpy as np
 
 from ...contract.geometry import quat_to_matrix
 from ...contract.joints import FINGERS, HandJoint
-from ...hands.openxr_pose import JOINT_RADIUS_M, NUM_JOINTS
+from ...hands.openxr_pose import NUM_JOINTS
 from ...hands.wuji_hand2 import (NUM_ACTUATED_JOINTS, SEGMENT_IN_DISTAL, WRIST_TO_OPENXR, _check_side,
                                  _quat_wxyz_to_matrix, hand_kinematics)
 

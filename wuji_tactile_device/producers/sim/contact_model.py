@@ -208,7 +208,7 @@ class DistributedContact:
         self.fine = self._grid(pads, self.pixel_quad)
         self.coarse = self._grid(pads, _quadrature(pads, taxel_grid_step, to_pixels=True))
 
-    def _grid(self, pads, quad: _Quadrature) -> "_Grid":
+    def _grid(self, pads, quad: _Quadrature) -> _Grid:
         """The per-point tables of one quadrature whose cells are image pixels."""
         valid = quad.area > 0
         inv = np.divide(1.0, quad.area, out=np.zeros_like(quad.area), where=valid)
@@ -307,7 +307,7 @@ class DistributedContact:
         m = (at_next < volume[:, None]).sum(axis=1) + _row_offsets(P, M)   # increasing: count = first ≥
         return (volume + cas.take(m)) / ca.take(m)
 
-    def support(self, data, pad, geom, f_normal, grid: "_Grid | None" = None) -> tuple[np.ndarray, np.ndarray]:
+    def support(self, data, pad, geom, f_normal, grid: _Grid | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Each pair's footprint: (flat (P, K) indices into the grid's (5·M) point tables, w (P, K)
         normalised pressure weights A·max(λ − sdf, 0) / Σ there; rows sum to 1), each row in
         order of decreasing pressure. K covers the largest footprint (a row's spare entries carry
@@ -353,7 +353,7 @@ class DistributedContact:
         w /= w.sum(axis=1, keepdims=True)
         return flat, w
 
-    def pressure(self, data, pad, geom, f_normal, grid: "_Grid | None" = None) -> np.ndarray:
+    def pressure(self, data, pad, geom, f_normal, grid: _Grid | None = None) -> np.ndarray:
         """(P, M) each pair's normalised pressure weights A·max(λ − sdf, 0) / Σ on the points of
         `grid` (default the 0.5 mm image grid; λ solved on that grid; rows sum to 1)."""
         grid = self.fine if grid is None else grid
@@ -369,7 +369,7 @@ class DistributedContact:
         return out
 
     def traction(self, weights: np.ndarray, pad: np.ndarray, f_normal_vec: np.ndarray, f_tangent_vec: np.ndarray,
-                 mu: np.ndarray, grid: "_Grid | None" = None, flat: np.ndarray | None = None,
+                 mu: np.ndarray, grid: _Grid | None = None, flat: np.ndarray | None = None,
                  presorted: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Stick and slip inside each pair's footprint (partial slip, Cattaneo–Mindlin on the
         thin layer). Normal force per pixel P_x = |F_n|·w_x. The layer's shear is Winkler too:
@@ -440,7 +440,7 @@ class DistributedContact:
         t = self.solve(data, pad, geom, f_loc, f_normal, f_normal_vec, mu)
         return self.traction_field(t), t.stuck
 
-    def traction_field(self, t: "Traction") -> np.ndarray:
+    def traction_field(self, t: Traction) -> np.ndarray:
         """(5, 48·32, 3) the image-grid field of a solution: pressure along each point's own
         surface normal, friction in its tangent plane, and the small remainder the curvature
         leaves (a few % of F) spread with the pressure, so each pair's field sums to its force
@@ -455,7 +455,7 @@ class DistributedContact:
         index = cell[:, :, None] * 3 + _AXES
         return np.bincount(index.ravel(), per_pair.ravel(), 15 * npx).reshape(5, npx, 3)
 
-    def _to_pixels(self, pad: np.ndarray, per_point: np.ndarray, grid: "_Grid | None" = None) -> np.ndarray:
+    def _to_pixels(self, pad: np.ndarray, per_point: np.ndarray, grid: _Grid | None = None) -> np.ndarray:
         """(5, 48·32, 3) per-pair point forces (P, M, 3) binned into their pads' pixels."""
         grid = self.fine if grid is None else grid
         npx = IMAGE_SHAPE[0] * IMAGE_SHAPE[1]
@@ -473,7 +473,7 @@ class DistributedContact:
         onehot = self._pad_onehot.take(pad, axis=0)                                # (P, 5)
         return (onehot.T @ per_pair.reshape(P, -1)).reshape((5,) + per_pair.shape[1:])
 
-    def taxel_readings(self, t: "Traction") -> np.ndarray:
+    def taxel_readings(self, t: Traction) -> np.ndarray:
         """(5 · slots, 3) what each taxel reads [N, distal frame], force ON the taxel: the
         normal load Σ G·P and the friction Σ G·Q carried through the elastomer to its sensitive
         area, the normal along the taxel's own normal and the friction along the pair's slip
@@ -541,7 +541,7 @@ class Traction(NamedTuple):
     t_hat: np.ndarray   # (P, 3) friction direction (distal frame)
     force: np.ndarray   # (P, 3) the pair's solver force ON the pad (distal frame) [N]
     stuck: np.ndarray   # (P,) stuck fraction of the footprint's area
-    grid: "_Grid"       # the points it was solved on
+    grid: _Grid       # the points it was solved on
     flat: np.ndarray    # (P, K) the points of each pair's support: indices into grid's (5·M) tables
 
 
