@@ -23,11 +23,17 @@ from doc_commands import REPO, DocCommand, doc_pages, page_commands
 # tests/test_examples.py; running it here too would only run the same simulation twice.
 RUN_ELSEWHERE = {"examples/tactile/README.md": "tests/test_examples.py"}
 TIMEOUT_S = 300.0  # per command; a hang is a failure, not a stuck CI
+# A producer command (simulation, emulator) reads no file and its output depends only on its
+# arguments; several pages show the same one (the press recording most of all). It runs once per
+# test session: a page showing it again gets the first run's files and printed output.
+CACHEABLE = ("wuji-tactile sim ", "wuji-tactile hw --emulate ")
+_PRODUCER_RUNS: dict[str, tuple[subprocess.CompletedProcess, dict[str, bytes]]] = {}
 
 
 def _pages() -> list[str]:
+    """The pages with at least one command to run here."""
     return [p.relative_to(REPO).as_posix() for p in doc_pages()
-            if page_commands(p) and p.relative_to(REPO).as_posix() not in RUN_ELSEWHERE]
+            if any(not c.skip for c in page_commands(p)) and p.relative_to(REPO).as_posix() not in RUN_ELSEWHERE]
 
 
 def _shims(directory: Path) -> Path:
@@ -54,6 +60,31 @@ def _run(command: DocCommand, cwd: Path, env: dict[str, str]) -> subprocess.Comp
     return subprocess.CompletedProcess(command.command, process.returncode, out, err)
 
 
+def _files(work: Path) -> dict[str, tuple[int, int]]:
+    return {p.relative_to(work).as_posix(): (p.stat().st_size, p.stat().st_mtime_ns)
+            for p in work.rglob("*") if p.is_file() and p.relative_to(work).parts[0] not in ("examples", "tools")}
+
+
+def _run_cached(command: DocCommand, work: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    key = command.command.split(" #")[0].strip()
+    if not key.startswith(CACHEABLE):
+        return _run(command, work, env)
+    if key in _PRODUCER_RUNS:
+        result, files = _PRODUCER_RUNS[key]
+        if not any((work / name).exists() for name in files):  # same starting state: same outcome
+            for name, data in files.items():
+                (work / name).parent.mkdir(parents=True, exist_ok=True)
+                (work / name).write_bytes(data)
+            return result
+    before = _files(work)
+    result = _run(command, work, env)
+    after = _files(work)
+    written = {name: (work / name).read_bytes() for name, stat in after.items() if before.get(name) != stat}
+    if result.returncode == 0 and not any(name in before for name in written):
+        _PRODUCER_RUNS[key] = (result, written)
+    return result
+
+
 def run_page(page: str, tmp_path: Path) -> dict[int, subprocess.CompletedProcess]:
     """Run one page's unmarked commands in order in `tmp_path/work`; {line: result}."""
     work = tmp_path / "work"
@@ -67,7 +98,7 @@ def run_page(page: str, tmp_path: Path) -> dict[int, subprocess.CompletedProcess
     for command in page_commands(REPO / page):
         if command.skip:
             continue
-        result = _run(command, work, env)
+        result = _run_cached(command, work, env)
         printed = result.stdout + result.stderr
         assert result.returncode == command.exit_code, (
             f"{command.where()}\n  exited {result.returncode}, the page expects {command.exit_code}:\n"
@@ -135,12 +166,14 @@ def check_readme(results: dict[int, subprocess.CompletedProcess]) -> list[str]:
     def printed(output: str, label: str) -> float:
         line = next((ln for ln in output.splitlines() if label in ln), None)
         assert line is not None, f"{page}: the run printed no check {label!r}:\n{output}"
-        return float(re.search(rf"\): ({_NUMBER}(?:e[−-]?\d+)?) ", line.split(label, 1)[1]).group(1))
+        value = re.search(rf": ({_NUMBER}(?:e[−-]?\d+)?) ", line.split(label, 1)[1])
+        assert value is not None, f"{page}: no value in the check line {line!r}"
+        return float(value.group(1))
 
     def row(start: str) -> str:
         line = next((ln for ln in text.splitlines() if ln.startswith(start)), None)
         assert line is not None, f"{page}: no table row starting {start!r}"
-        return line.split("|")[3].strip()
+        return re.split(r"(?<!\\)\|", line)[3].strip()  # a cell may contain an escaped \|
 
     rows = [  # (README row start, run output, printed check label, scale of the printed value to the doc's unit)
         ("| press | max pad force during approach", press, "max pad ‖F‖ during approach", 1.0),
@@ -171,14 +204,55 @@ def check_readme(results: dict[int, subprocess.CompletedProcess]) -> list[str]:
     return problems
 
 
-OUTPUT_CHECKS = {"README.md": check_readme}
+def check_lerobot(results: dict[int, subprocess.CompletedProcess]) -> list[str]:
+    """The episode and frame counts the LeRobot page's export comment states."""
+    page = "docs/lerobot.md"
+    command = next(c for c in page_commands(REPO / page) if "export press.mcap grasp.mcap --format lerobot" in c.command)
+    doc = re.search(r"(\d+) episodes, (\d+) frames at (\d+) Hz", command.command)
+    assert doc is not None, f"{command.where()}\n  the comment no longer states episodes, frames and rate"
+    printed = _output_of(results, page, command.command.split(" #")[0].strip())
+    run = re.search(r"(\d+) episode\(s\), (\d+) frames at (\d+) Hz", printed)
+    assert run is not None, f"{command.where()}\n  printed no 'N episode(s), M frames at R Hz':\n{printed}"
+    if doc.groups() != run.groups():
+        return [f"{page}:{command.line}: the page says {doc.group(0)!r}, the run prints {run.group(0)!r}"]
+    return []
+
+
+OUTPUT_CHECKS = {"README.md": check_readme, "docs/lerobot.md": check_lerobot}
 
 
 @pytest.mark.parametrize("page", _pages())
 def test_page_commands_run_as_written(page, tmp_path):
     results = run_page(page, tmp_path)
-    assert results, f"{page}: every command is marked; nothing ran"
     check = OUTPUT_CHECKS.get(page)
     if check is not None:
         problems = check(results)
         assert not problems, "the page shows numbers the run does not print:\n" + "\n".join(problems)
+
+
+def test_a_shown_number_agrees_only_at_its_own_precision():
+    # the drift this test was written for: the README showed 0.0026 N where the run printed 0.000963 N
+    assert not _agrees("0.0026", 0.000962904) and _agrees("0.0010", 0.000962904)
+    assert _agrees("−2.606", -2.6061) and not _agrees("-2.166", -2.606)
+    assert _agrees("77.0", 77.0415) and not _agrees("77.0", 77.06)
+    assert _agrees("0", 0.0) and not _agrees("0", 0.6)
+
+
+def test_the_extractor_reads_markers_continuations_and_comments(tmp_path, monkeypatch):
+    import doc_commands
+    monkeypatch.setattr(doc_commands, "REPO", tmp_path)
+    page = tmp_path / "page.md"
+    page.write_text("\n".join([
+        "text", "<!-- doc-test: skip (needs a real Wuji hand) -->", "```bash", "wuji-tactile hw --hand right", "```",
+        "```bash", "# a comment line", "wuji-tactile sim --scenario press \\", "    --record a.mcap   # what it does",
+        "wuji-tactile echo --timeout 1   # exit 1 \"no producer\" after 1 s",
+        "wuji-tactile hw --sn S   # by serial; needs: a real Wuji hand", "```",
+        "```python", "print('not shell')", "```", ""]))
+    got = [(c.line, c.command.split(" #")[0].strip(), c.skip, c.exit_code, c.expect_text)
+           for c in doc_commands.page_commands(page)]
+    assert got == [
+        (4, "wuji-tactile hw --hand right", "needs a real Wuji hand", 0, None),
+        (8, "wuji-tactile sim --scenario press --record a.mcap", None, 0, None),
+        (10, "wuji-tactile echo --timeout 1", None, 1, "no producer"),
+        (11, "wuji-tactile hw --sn S", "a real Wuji hand", 0, None),
+    ]
