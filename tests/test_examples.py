@@ -93,3 +93,18 @@ def test_readme_commands_run_as_written(tmp_path):
     # The sim holds each pad at 0.5 N within 0.01 N (its own check): power (0.5 - 0.05) / 1 ± 0.01.
     assert all(abs(p - 0.45) <= 0.011 for p in rows[9.0]), rows[9.0]
     assert rows[0.0] == [0.0] * 5 and rows[12.0] == [0.0] * 5  # before contact / after release
+
+    # The numbers the README shows for these runs are what they print, at the README's precision.
+    text = README.read_text()
+    number = r"[-+]?\d+\.\d+"
+    for doc_line in re.findall(r"^seq +\d+ .*$", text.split("mcap_replay.py press.mcap", 1)[1], flags=re.M):
+        seq = doc_line.split()[1]
+        run_line = next(line for line in replay_lines if line.split()[1] == seq)
+        assert re.findall(number, run_line) == re.findall(number, doc_line), (
+            f"examples/tactile/README.md shows\n  {doc_line}\nthe run prints\n  {run_line}")
+    doc_rows = {line.split()[0]: line.split()[1:] for line in text.split("retargeting_graph.py press.mcap", 1)[1].splitlines()
+                if re.match(r"^\s+\d+\.\d\d(\s+\d\.\d{3}){5}$", line)}
+    assert len(doc_rows) >= 5
+    for t, powers in doc_rows.items():
+        assert [f"{p:.3f}" for p in rows[float(t)]] == powers, (
+            f"examples/tactile/README.md: finger powers at t = {t} s: the page shows {powers}, the run prints {rows[float(t)]}")
