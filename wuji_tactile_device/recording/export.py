@@ -144,7 +144,7 @@ def iter_frames(path: str | os.PathLike, collections: Iterable[str] | None = Non
                 tracker.close()
 
 
-def iter_hand_poses(path: str | os.PathLike) -> Iterator[tuple[str, str, object]]:
+def iter_hand_poses(path: str | os.PathLike) -> Iterator[tuple[str, str, HandPoseSample]]:
     """(side, topic, `HandPoseSample`) of every hand pose record, file order
     (`recording.hand_channels.iter_hand_records`, both recording profiles)."""
     return iter_hand_records(path)
@@ -316,7 +316,8 @@ class _Names:
     collection `hand/left` and the left hand's poses) never share one, the export is refused."""
 
     def __init__(self, source: Path) -> None:
-        self.source, self.owners = source, {}
+        self.source = source
+        self.owners: dict[str, str] = {}  # exported file name -> what is exported under it
 
     def claim(self, target: Path, owner: str, fmt: str | None) -> None:
         files = [target]

@@ -234,7 +234,9 @@ def iter_hand_records(path: str | os.PathLike, base_name: str | None = None
             channels.update((c.id, c) for c in contents.channels)
             for m in contents.messages:
                 ch = channels.get(m.channel_id)
-                schema = schemas.get(ch.schema_id) if ch is not None else None
+                if ch is None:
+                    continue
+                schema = schemas.get(ch.schema_id)
                 if schema is None or not is_hand_channel(schema.name, ch.metadata):
                     continue
                 base, _, leaf = ch.topic.rpartition("/")

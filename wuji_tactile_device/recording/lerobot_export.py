@@ -31,6 +31,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, BinaryIO
 
 import numpy as np
 
@@ -39,6 +40,10 @@ from ..contract.hand_pose import NUM_HAND_JOINTS
 from ..contract.joints import FINGERS, HandJoint
 from ..contract.pads import NUM_PADS, pad_layout
 from ..errors import RecordingError
+
+if TYPE_CHECKING:  # an optional dependency (the `lerobot` extra), imported when the export runs
+    import pyarrow
+    import pyarrow.parquet
 
 CODEBASE_VERSION = "v3.0"
 DEFAULT_FPS = 100
@@ -90,7 +95,7 @@ class _Stream:
     first_ns: int | None = None
     last_ns: int | None = None
     _buf: list = field(default_factory=list)
-    _f: object = None
+    _f: BinaryIO | None = None  # the staging file, opened at the first flush
 
     def add(self, t_ns: int, **values) -> None:
         if self.last_ns is not None and t_ns < self.last_ns:
@@ -108,16 +113,26 @@ class _Stream:
         if len(self._buf) >= 256:
             self.flush()
 
-    def flush(self) -> None:
+    def span(self) -> tuple[int, int]:
+        """(first, last) sample time [ns] of the staged samples."""
+        if self.first_ns is None or self.last_ns is None:  # a stream is made by its first sample
+            raise RuntimeError(f"{self.source}: stream {self.kind}:{self.name} staged no sample")
+        return self.first_ns, self.last_ns
+
+    def _file(self) -> BinaryIO:
         if self._f is None:
             self._f = open(self.path, "wb")
+        return self._f
+
+    def flush(self) -> None:
+        f = self._file()
         if self._buf:
-            self._f.write(np.stack(self._buf).tobytes())
+            f.write(np.stack(self._buf).tobytes())
             self._buf.clear()
 
     def close(self) -> None:
         self.flush()
-        self._f.close()
+        self._file().close()
 
 
 def _tactile_dtype(n: int) -> np.dtype:
@@ -176,6 +191,16 @@ def _features(layouts: dict[str, TactileMetadata], sides: Sequence[str]) -> dict
 
 
 # -- statistics, as LeRobot's compute_episode_stats / aggregate_stats -------------------------
+@dataclass
+class _Moments:
+    """Per-column min, max, mean and sum of squared deviations (float64) of the rows seen so far."""
+
+    min: np.ndarray
+    max: np.ndarray
+    mean: np.ndarray
+    m2: np.ndarray
+
+
 class _FeatureStats:
     """Two passes over one episode's values of a feature (rows reshaped to (-1, last axis))."""
 
@@ -183,9 +208,14 @@ class _FeatureStats:
         self.dtype = dtype
         self.count = 0  # rows of the reshaped (-1, d) array
         self.frames = 0
-        self.min = self.max = self.mean = self.m2 = None
-        self.hist = None
-        self.edges = None
+        self._moments: _Moments | None = None  # set by the first first_pass
+        self.hist: list[np.ndarray] | None = None  # per column, set by the first second_pass
+        self.edges: list[np.ndarray] | None = None
+
+    def moments(self) -> _Moments:
+        if self._moments is None:
+            raise RuntimeError("LeRobot statistics: no value went through first_pass (an episode has >= 1 row)")
+        return self._moments
 
     @staticmethod
     def _flat(values: np.ndarray) -> np.ndarray:
@@ -197,14 +227,15 @@ class _FeatureStats:
         mn, mx = flat.min(axis=0), flat.max(axis=0)
         n, mean = flat.shape[0], wide.mean(axis=0)
         m2 = ((wide - mean) ** 2).sum(axis=0)
-        if self.min is None:
-            self.min, self.max, self.mean, self.m2 = mn, mx, mean, m2
+        m = self._moments
+        if m is None:
+            self._moments = _Moments(mn, mx, mean, m2)
         else:  # Chan et al.'s pairwise update: float64, no E[x²] − E[x]² cancellation
-            self.min, self.max = np.minimum(self.min, mn), np.maximum(self.max, mx)
+            m.min, m.max = np.minimum(m.min, mn), np.maximum(m.max, mx)
             total = self.count + n
-            delta = mean - self.mean
-            self.mean = self.mean + delta * (n / total)
-            self.m2 = self.m2 + m2 + delta ** 2 * (self.count * n / total)
+            delta = mean - m.mean
+            m.mean = m.mean + delta * (n / total)
+            m.m2 = m.m2 + m2 + delta ** 2 * (self.count * n / total)
         self.count += n
         self.frames += values.shape[0]
 
@@ -212,23 +243,28 @@ class _FeatureStats:
         flat = self._flat(values)
         if flat.dtype == np.bool_:
             flat = flat.astype(np.uint8)
-        if self.edges is None:  # the same edges LeRobot's histogram takes (same dtype arithmetic)
-            self.edges = [np.linspace(self.min[i] - 1e-10, self.max[i] + 1e-10, _HIST_BINS + 1)
-                          for i in range(self.min.shape[0])]
+        if self.edges is None or self.hist is None:  # the same edges LeRobot's histogram takes (same dtype arithmetic)
+            m = self.moments()
+            self.edges = [np.linspace(m.min[i] - 1e-10, m.max[i] + 1e-10, _HIST_BINS + 1)
+                          for i in range(m.min.shape[0])]
             self.hist = [np.zeros(_HIST_BINS) for _ in self.edges]
         for i, edges in enumerate(self.edges):
             self.hist[i] += np.histogram(flat[:, i], bins=edges)[0]
 
     def result(self) -> dict[str, np.ndarray]:
-        mean = self.mean
-        out = {"min": self.min, "max": self.max, "mean": mean, "std": np.sqrt(self.m2 / self.count),
+        m = self.moments()
+        mean = m.mean
+        out = {"min": m.min, "max": m.max, "mean": mean, "std": np.sqrt(m.m2 / self.count),
                "count": np.array([self.frames], dtype=np.int64)}
         for q in _QUANTILES:
             key = f"q{int(q * 100):02d}"
             if self.count < 2:  # LeRobot: too few samples for quantiles, the mean stands in
                 out[key] = mean.copy()
             else:
-                out[key] = np.array([_hist_quantile(h, e, q * self.count) for h, e in zip(self.hist, self.edges, strict=True)])
+                if self.hist is None or self.edges is None:
+                    raise RuntimeError("LeRobot statistics: quantiles asked before second_pass built the histograms")
+                out[key] = np.array([_hist_quantile(h, e, q * self.count)
+                                     for h, e in zip(self.hist, self.edges, strict=True)])
         return out
 
 
@@ -274,7 +310,7 @@ def _jsonable(stats: dict[str, dict[str, np.ndarray]]) -> dict:
 
 
 # -- the export ------------------------------------------------------------------------------
-def export_lerobot(paths: Sequence[str | os.PathLike], out_dir: str | os.PathLike, *, fps: int = DEFAULT_FPS,
+def export_lerobot(paths: str | os.PathLike | Sequence[str | os.PathLike], out_dir: str | os.PathLike, *, fps: int = DEFAULT_FPS,
                    task: str | None = None, collections: Iterable[str] | None = None, hands: bool = True,
                    robot_type: str = "wuji_hand2", progress=None) -> LeRobotExport:
     """Write the recordings `paths` (one episode each, in order) as one LeRobot v3.0 dataset in
@@ -287,10 +323,8 @@ def export_lerobot(paths: Sequence[str | os.PathLike], out_dir: str | os.PathLik
     layouts that differ across files, or data the grid cannot hold."""
     if isinstance(fps, bool) or not isinstance(fps, int) or not 1 <= fps <= 10_000:
         raise ValueError(f"fps must be an int in [1, 10000] (LeRobot stores an integer rate), got {fps!r}")
-    if isinstance(paths, (str, os.PathLike)):
-        paths = [paths]
-    paths = [Path(p) for p in paths]
-    if not paths:
+    files = [Path(paths)] if isinstance(paths, (str, os.PathLike)) else [Path(p) for p in paths]
+    if not files:
         raise ValueError("export_lerobot needs at least one recording")
     if task is not None and (not isinstance(task, str) or not task.strip()):
         raise ValueError(f"task must be a non-empty str or None, got {task!r}")
@@ -298,7 +332,7 @@ def export_lerobot(paths: Sequence[str | os.PathLike], out_dir: str | os.PathLik
     if out.exists() or out.is_symlink():
         raise RecordingError(f"{out} already exists; the LeRobot export writes a new dataset directory "
                              "(remove it or choose another name)")
-    for p in paths:
+    for p in files:
         if not p.is_file():
             raise RecordingError(f"{p}: no such file" if not p.exists() else f"{p}: not a file")
     pa, pq = _pyarrow()
@@ -308,7 +342,7 @@ def export_lerobot(paths: Sequence[str | os.PathLike], out_dir: str | os.PathLik
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(staging, 0o777 & ~umask)  # a normal directory once renamed (mkdtemp makes it private)
-        result = _Writer(pa, pq, staging, fps, robot_type).run(paths, task, collections, hands, progress)
+        result = _Writer(pa, pq, staging, fps, robot_type).run(files, task, collections, hands, progress)
         if out.exists():
             raise RecordingError(f"{out} appeared while exporting; the dataset was not moved there")
         os.rename(staging, out)
@@ -328,8 +362,8 @@ class _Writer:
         self.sides: list[str] | None = None
         self.first_path: Path | None = None
         self.features: dict[str, dict] = {}
-        self.hf_schema = None
-        self.data_writer = None
+        self.hf_schema: pyarrow.Schema | None = None  # of the data files; set with the first file's features
+        self.data_writer: pyarrow.parquet.ParquetWriter | None = None  # the current data file's
         self.file_index = 0
         self.total = 0
         self.episodes: list[dict] = []
@@ -431,9 +465,12 @@ class _Writer:
         from .export import _file_metadata
 
         fps = self.fps
-        tactile = [s for s in streams if s.kind == "tactile"]
-        t0 = min(s.first_ns for s in tactile)
-        last_k = max(_grid_index(np.array([s.last_ns]), t0, fps)[0] for s in tactile)
+        layouts, schema = self.layouts, self.hf_schema
+        if layouts is None or schema is None:
+            raise RuntimeError(f"{path}: LeRobot episode written before _check_same set the dataset's features")
+        spans = [s.span() for s in streams if s.kind == "tactile"]  # McapReplay refused a file without any
+        t0 = min(first for first, _last in spans)
+        last_k = max(_grid_index(np.array([last]), t0, fps)[0] for _first, last in spans)
         length = int(last_k) + 1
         meta = _file_metadata(path)
         file_md = meta.get("wuji_tactile_device", {})
@@ -446,9 +483,9 @@ class _Writer:
         if self.data_writer is None:
             target = self.root / self._data_path(self.file_index)
             target.parent.mkdir(parents=True, exist_ok=True)
-            self.data_writer = self.pq.ParquetWriter(target, self.hf_schema, compression="snappy")
+            self.data_writer = self.pq.ParquetWriter(target, schema, compression="snappy")
         stats = {k: _FeatureStats(f["dtype"]) for k, f in self.features.items()}
-        pads = {cid: pad_layout(md) for cid, md in self.layouts.items()}
+        pads = {cid: pad_layout(md) for cid, md in layouts.items()}
         # pass 1 writes the rows and takes min/max/mean/std; pass 2 rebuilds the same rows from the
         # staged streams for the quantile histograms (their bins need the episode's min and max)
         for second in (False, True):
@@ -529,9 +566,11 @@ class _Writer:
         return pa.schema(fields, metadata={b"huggingface": json.dumps({"info": {"features": hf}}).encode()})
 
     def _table(self, cols: dict[str, np.ndarray]):
-        pa = self.pa
+        pa, schema = self.pa, self.hf_schema
+        if schema is None:
+            raise RuntimeError("LeRobot export: a data table built before _check_same set the dataset's schema")
         arrays = []
-        for f in self.hf_schema:
+        for f in schema:
             v = np.ascontiguousarray(cols[f.name])
             n = v.shape[0]
             if v.ndim == 1:
@@ -543,7 +582,7 @@ class _Writer:
                                                                     dtype=np.int32)), pa.array(v.ravel()))
                 arrays.append(pa.ListArray.from_arrays(pa.array(np.arange(0, n * v.shape[1] + 1, v.shape[1],
                                                                           dtype=np.int32)), inner))
-        return pa.Table.from_arrays(arrays, schema=self.hf_schema)
+        return pa.Table.from_arrays(arrays, schema=schema)
 
     def _data_path(self, file_index: int) -> str:
         return _DATA_PATH.format(chunk_index=0, file_index=file_index)
