@@ -24,6 +24,7 @@ import pytest
 
 foxglove = pytest.importorskip("foxglove", reason="the view needs the optional foxglove-sdk (extra 'view')")
 pytest.importorskip("websockets.sync.client", reason="the protocol client needs 'websockets'")
+from test_foxglove_view import scene_taxels  # noqa: E402
 from test_foxglove_view import DEADLINE_S, FoxgloveClient  # noqa: E402
 
 from wuji_tactile_device.contract import encode_tactile_record  # noqa: E402
@@ -96,11 +97,12 @@ def test_each_subprotocol_alone_is_served_and_decodes_a_scene(subprotocol):
             while taxels is None:
                 msg = client.recv(timeout=max(0.1, end - time.monotonic()))
                 if "sub" in msg:
-                    scene = client.decoders[msg["sub"]](msg["payload"])
-                    taxels = next((e for e in scene.entities if e.id == "taxels"), None)
-            assert len(taxels.spheres) == metadata.num_taxels
-            assert taxels.timestamp.seconds == 5
-            sizes = [s.size.x for s in taxels.spheres]
+                    scene = client.decoders[msg["sub"]](msg["payload"])  # the JSON SceneUpdate
+                    taxels = scene_taxels(scene) if any(e["id"].startswith("taxel/") for e in scene["entities"]) \
+                        else None
+            assert len(taxels["pos"]) == metadata.num_taxels
+            assert taxels["stamps"] == {5_000_000_000}
+            sizes = taxels["size"]
             assert int(np.argmax(sizes)) == 7 and sizes[7] > sizes[0]  # the pressed taxel is the largest
         finally:
             client.close()

@@ -388,11 +388,11 @@ def test_the_base_install_records_the_view_without_the_view_extra(tmp_path, caps
     (("sim", "--scenario", "playback", "--rate", "1e-300"), "--rate"),
     (("hw", "--emulate", "--scenario", "playback", "--rate", "1e-300"), "--rate"),
 ])
-def test_r17_absurd_arguments_are_one_line_usage_errors(tmp_path, capsys, argv, option):
+def test_r17_absurd_arguments_are_one_line_usage_errors(tmp_path, capsys, monkeypatch, argv, option):
     path = tmp_path / "f.mcap"
     _peer_file(path, "none")
     argv = [a.format(file=path) for a in argv]
-    os.chdir(tmp_path)
+    monkeypatch.chdir(tmp_path)  # restored afterwards: later tests use paths relative to the repository
     if "--end" in argv:  # an order of two options: checked when the command starts
         code, out, err = cli(capsys, *argv)
     else:  # parsing alone must refuse it (running it could wait forever on today's code)
@@ -499,24 +499,31 @@ def test_r6_joint_files_beyond_the_limits_are_one_line_errors(tmp_path, monkeypa
 
 
 # -- R18: a full disk under --record-view is one line -------------------------------------------
-def test_r18_the_views_writer_failing_on_a_full_disk_is_one_recording_error(tmp_path, monkeypatch):
-    """A fake: the Foxglove SDK's MCAP writer raising what it raises on ENOSPC (measured on a
-    256 KiB tmpfs: `RuntimeError: FoxgloveError: MCAP error: attempted another write after a write
-    method failed`)."""
-    pytest.importorskip("foxglove", reason="the view extra")
+def test_r18_the_recorded_view_on_a_full_disk_is_one_recording_error(tmp_path, monkeypatch):
+    """The 3-D view's topics go through the recording's own writer (`ViewRecording`): a full disk
+    (ENOSPC from the file) is one `RecordingError` naming the file, not a traceback of the writer."""
+    import errno
+
     from wuji_tactile_device.errors import RecordingError
-    from wuji_tactile_device.integrations import foxglove_live
+    from wuji_tactile_device.integrations.scene_recording import ViewRecording
+    from wuji_tactile_device.producers.base import Frame
+    from wuji_tactile_device.producers.sim.layout_metadata import sim_metadata
+    from wuji_tactile_device.recording import McapRecorder
 
-    def full_disk(self):
-        raise RuntimeError("FoxgloveError: MCAP error: attempted another write after a write method failed")
+    class Producer:
+        collection_id, metadata = "tactile/right", sim_metadata("right")
 
-    view = foxglove_live.RecordedView(InProcessBus(), ["tactile/right"], tmp_path / "x.mcap")
-    monkeypatch.setattr(foxglove_live.FoxgloveSink, "close", full_disk)
-    with pytest.raises(RecordingError, match=r"cannot write the view's topics into .*x.mcap: FoxgloveError.*recoverable"):
-        view.finish_into(None)
-    assert not view.scratch.exists()
-    monkeypatch.undo()
-    view.discard()
+    with McapRecorder(tmp_path / "x.mcap") as rec:
+        view = ViewRecording(rec, Producer())
+
+        def full_disk(*args, **kwargs):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        monkeypatch.setattr(rec._writer, "add_message", full_disk)
+        frame = Frame(np.zeros((176, 3), np.float32), 1_000)
+        with pytest.raises(RecordingError, match=r"cannot write to .*x.mcap: No space left on device"):
+            view.on_frame(frame, 0, (1_000, 1_000, 1_000))
+        monkeypatch.undo()
 
 
 # -- N5: help and behaviour agree ------------------------------------------------------------------

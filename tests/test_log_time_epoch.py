@@ -67,7 +67,7 @@ def test_the_monotonic_base_keeps_the_records_times_as_log_times(tmp_path):
     assert (log, publish) == (7, 5) and meta["log_time_base"] == "monotonic" and log_time_offset(meta) == 0
     with pytest.raises(ValueError, match="log_time_base must be one of epoch, monotonic, got 'wall'"):
         McapRecorder(tmp_path / "w.mcap", log_time_base="wall")
-    with pytest.raises(RecordingError, match="'log_time_offset_ns' is the recorder's own"):
+    with pytest.raises(ValueError, match="'log_time_offset_ns' is the recorder's own"):
         McapRecorder(tmp_path / "x.mcap", file_metadata={"log_time_offset_ns": "5"})
 
 

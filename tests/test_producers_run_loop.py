@@ -196,16 +196,16 @@ def test_declared_hand_poses_and_collection_land_in_one_valid_file(tmp_path):
     assert inspect_file(path).ok
     topics: dict[str, list] = {}
     with open(path, "rb") as f:
-        for _, channel, m in make_reader(f).iter_messages():
-            topics.setdefault(channel.topic, []).append(m)
+        for schema, channel, m in make_reader(f).iter_messages():
+            topics.setdefault(channel.topic, []).append((schema.name, m))
     data, right, left = topics[CID], topics["gloves/right_hand"], topics["gloves/left_hand"]
     assert len(topics[f"{CID}/metadata"]) == 1 and len(data) == len(right) == len(left) == 8
-    assert [m.log_time for m in data] == [m.log_time for m in right] == [m.log_time for m in left]
-    from wuji_tactile_device.contract.hand_pose import decode_hand_pose_record
+    assert [m.log_time for _, m in data] == [m.log_time for _, m in right] == [m.log_time for _, m in left]
+    from wuji_tactile_device.recording.hand_channels import decode_hand_message
 
-    got = [decode_hand_pose_record(m.data) for m in right]
+    got = [decode_hand_message(name, m.data) for name, m in right]  # the default profile's viewer twin
     assert [float(r.poses[0, 0]) for r in got] == list(range(8))  # frame k's poses beside frame k
-    assert all(decode_hand_pose_record(m.data).poses is None for m in left)  # the other hand: not tracked
+    assert all(decode_hand_message(name, m.data).poses is None for name, m in left)  # the other hand: not tracked
 
 
 def test_bad_runner_arguments_are_value_errors():
@@ -230,8 +230,9 @@ SCRIPT = shutil.which("wuji-tactile", path=str(Path(sys.executable).parent)) or 
 
 @pytest.mark.parametrize("signum,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"])
 def test_signal_on_sim_record_leaves_a_finished_valid_file(tmp_path, signum, code):
-    """`wuji-tactile sim --record` stopped by a signal mid-run: exit 128 + signal, the partial
-    checks printed, the MCAP finished (summary, indexes) and valid, holding the frames so far."""
+    """`wuji-tactile sim --record` stopped by a signal mid-run: exit 128 + signal, "interrupted at
+    t = …; checks not run" (not a list of checks that could not be reached), the MCAP finished
+    (summary, indexes) and valid, holding the frames so far."""
     path = tmp_path / "cut.mcap"
     env = dict(os.environ, WUJI_TELEMETRY_DISABLE="1")
     proc = subprocess.Popen([SCRIPT, "sim", "--scenario", "press", "--realtime", "--quiet", "--record", str(path)],
@@ -247,7 +248,8 @@ def test_signal_on_sim_record_leaves_a_finished_valid_file(tmp_path, signum, cod
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == code, err
-    assert "Traceback" not in err and "scenario press (right hand" in out
+    assert "Traceback" not in err and "interrupted at t = " in err and "checks not run" in err, err
+    assert "[FAIL]" not in out, out
     report = inspect_file(path)
     assert report.ok, report.text()
     data = report.topics[CID].count

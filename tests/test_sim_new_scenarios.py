@@ -128,7 +128,7 @@ def test_slip_ratio_below_one_in_the_pad_frame_is_the_tilt_of_the_contact_normal
     """While sliding, the contact-frame tangential/normal is μ (on the cone); the pad frame reads
     less because the contact normal is tilted ≈ 4.3° from the pad's normal axis (docs/sim.md)."""
     from wuji_tactile_device.producers.sim.contact_forces import contact_frame_forces
-    from wuji_tactile_device.producers.sim.producer import run_scenario
+    from wuji_tactile_device.run.simulation import run_scenario
     from wuji_tactile_device.producers.sim.scenarios import make_scenario
     rows = []
 

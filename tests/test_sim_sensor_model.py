@@ -210,7 +210,7 @@ def test_press_with_the_example_sensor_model_passes_and_its_zero_check_reads_the
     (noisy, hysteretic) model the run passes; judged during the hold (forces present) it fails."""
     from pathlib import Path
 
-    from wuji_tactile_device.producers.sim.producer import run_scenario
+    from wuji_tactile_device.run.simulation import run_scenario
     from wuji_tactile_device.producers.sim.scenarios import PressScenario
 
     example = Path(__file__).resolve().parents[1] / "docs" / "sensor_model_example.json"

@@ -124,7 +124,9 @@ def read_clock_anchors(path: str | os.PathLike) -> list[ClockAnchor]:
 
 
 def log_time_to_epoch_ns(log_time_ns: int | Sequence[int] | np.ndarray, anchors: Iterable[ClockAnchor]):
-    """Epoch time [ns] of log time(s) [ns] (see the module doc). Raises `RecordingError` when
+    """Epoch time [ns] of monotonic time(s) [ns]: a record's own timestamps, or the log times of a
+    file written with `log_time_base="monotonic"` (an epoch-base file's log times are epoch
+    times already). Raises `RecordingError` when
     there is no anchor. Returns an int for an int, an int64 array for an array."""
     anchors = sorted(anchors, key=lambda a: a.monotonic_ns)
     if not anchors:

@@ -393,9 +393,11 @@ class McapRecorder:
             collection_id, (OrderedDict(), OrderedDict()))
         known = producer_session in fresh or producer_session in sending
         refusal = None
-        if log_time < 0 or publish_time < 0:
+        if times[0] < 0 or times[1] < 0 or log_time < 0 or publish_time < 0:
+            # judged on the record's own (monotonic) times: the epoch offset must not launder a
+            # peer's negative timestamp into a valid-looking log time
             refusal = (f"{collection_id}: {stream.value} record with a negative timestamp "
-                       f"({log_time}, {publish_time}) cannot be an MCAP time")
+                       f"({times[0]}, {times[1]}) cannot be an MCAP time")
         elif not 0 <= producer_session < 1 << 64:
             refusal = f"{collection_id}: producer session {producer_session} is not a u64"
         elif ch is None and self._channel_count + len(self._json_channels) >= _MAX_CHANNELS:

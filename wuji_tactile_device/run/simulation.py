@@ -31,15 +31,21 @@ ScenarioCallback = Callable[[HandSimulation, object], None]
 
 def record_simulation(path: str | os.PathLike, scenario: Scenario, *, side: str = "right", seed: int = 0,
                       max_frames: int | None = None, collection_id: str | None = None,
-                      hands_name: str = DEFAULT_HAND_BASE_NAME, compression: str = ISAAC_TELEOP_COMPRESSION,
-                      overwrite: bool = False, on_frame: FrameCallback | None = None) -> int:
+                      hands_name: str = DEFAULT_HAND_BASE_NAME, compression: str | None = None,
+                      overwrite: bool = False, on_frame: FrameCallback | None = None, profile: str | None = None,
+                      log_time_base: str = "epoch") -> int:
     """Run `scenario` (at most `max_frames` frames) as fast as possible and record it to `path`;
     returns the frame count. `on_frame(sim, reading, timestamp)` runs after each recorded frame
-    with the frame's published timestamp (e.g. to keep the simulator's ground truth)."""
+    with the frame's published timestamp (e.g. to keep the simulator's ground truth). `profile`
+    (`recording.profiles`): "isaac" (uncompressed, what Isaac Teleop's replay reads) by default,
+    "default" when a compression is given."""
+    if profile is None:
+        profile = "isaac" if compression in (None, ISAAC_TELEOP_COMPRESSION) else "default"
     producer = SimProducer(scenario, side=side, seed=seed, collection_id=collection_id, max_frames=max_frames,
                            hands_name=hands_name)
     sinks = [] if on_frame is None else [_Callback(producer, lambda sim, reading, ts: on_frame(sim, reading, ts))]
-    run([producer], transport="inproc", record=RecordOptions(path, overwrite=overwrite, compression=compression),
+    run([producer], transport="inproc", record=RecordOptions(path, overwrite=overwrite, compression=compression,
+                                                             profile=profile, log_time_base=log_time_base),
         sinks=sinks, handle_signals=False)
     return producer.frames
 
