@@ -123,7 +123,9 @@ def test_a_recording_is_shown_on_the_recorded_hand(tmp_path, mujoco_taxels, comm
     path = tmp_path / "press.mcap"
     record_simulation(path, make_scenario("press"), max_frames=FRAMES)
     if command == "view":
-        cmd = [SCRIPT, "view", str(path), "--port", "0", "--duration", "3", "--scene-rate", "100", "--speed", "2"]
+        # the view does not wait for a viewer: --loop replays the 3 s file until --duration (wall time),
+        # so a viewer that subscribes late on a loaded machine still sees the closed hand
+        cmd = [SCRIPT, "view", str(path), "--port", "0", "--duration", "10", "--scene-rate", "100", "--speed", "2", "--loop"]
         said = "on its recorded hand poses (hands/left_hand, hands/right_hand)"
     else:
         cmd = [SCRIPT, "replay", str(path), "--foxglove", "--foxglove-port", "0", "--speed", "2"]

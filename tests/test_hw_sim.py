@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hw_faults import TICK_NS, VirtualClock
 from mcap.reader import make_reader
 
 from wuji_tactile_device.cli import cmd_hw
@@ -45,11 +46,13 @@ def test_hardware_path_reproduces_the_simulated_producer(side):
     emu = EmulatedHand2(side)
     bus = InProcessBus()
     tracker = TactileTracker(f"tactile/{side}", bus)
-    runner = ProducerRunner(HardwareProducer(SdkFingertipDevice(emu), HardwareConfig(side=side)), bus)
+    clock = VirtualClock()  # one emulated 10 ms tick per step, whatever the machine's load
+    runner = ProducerRunner(HardwareProducer(SdkFingertipDevice(emu, clock_ns=clock), HardwareConfig(side=side)), bus)
     hw_frames = []
     for forces in simulation_forces(side, "press"):
         emu.emit(forces)
         assert runner.step() == 1
+        clock.advance(TICK_NS / 1e9)
         tracker.update()
         hw_frames.append(np.array(tracker.get_data().forces))
     assert len(hw_frames) == len(sim_frames) == FRAMES
