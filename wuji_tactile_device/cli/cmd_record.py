@@ -10,7 +10,8 @@ import time
 from ..errors import RecordingError
 from ..streams.zenoh_watch import ConnectionWatch
 from .args import positive_seconds
-from .common import add_log_time_argument, add_zenoh_arguments, open_zenoh, signals_ignored
+from ..run import signals_ignored
+from .common import add_log_time_argument, add_zenoh_arguments, open_zenoh
 
 
 def parse_pairs(pairs: list[str]) -> dict[str, str]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
-import signal
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -155,17 +154,7 @@ def open_foxglove_sink(args: argparse.Namespace, transport, collections: list[st
 
 
 # -- shutdown ------------------------------------------------------------------------------------
-@contextlib.contextmanager
-def signals_ignored() -> Iterator[None]:
-    """SIGINT and SIGTERM ignored inside: a second Ctrl-C must not cut a file's summary in half."""
-    previous = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
-
-
+# (`run.signals_ignored`: SIGINT/SIGTERM ignored while a file's summary is written.)
 def exit_code(counters, ok: bool = True) -> int:
     """128 + the signal that stopped a run (SIGINT 130, SIGTERM 143), else 0 / 1 by `ok`."""
     signum = counters.exit_signal

@@ -146,7 +146,7 @@ def run(producers: Sequence[Producer], *, transport: str | TransportSpec | Trans
             time.sleep(0.1)  # a network transport delivers asynchronously: take the tail
             recorder.poll()
     finally:
-        with _signals_ignored():
+        with signals_ignored():
             try:
                 try:
                     for view in shown:
@@ -202,7 +202,7 @@ def runner_for(producer: Producer, transport: Transport | None, *, recorder: Any
 
 
 @contextlib.contextmanager
-def _signals_ignored():
+def signals_ignored():
     """SIGINT and SIGTERM ignored inside (main thread only): a second Ctrl-C must not cut a
     file's summary in half."""
     import signal
@@ -219,4 +219,4 @@ def _signals_ignored():
             signal.signal(s, handler)
 
 
-__all__ = ["COMPRESSIONS", "RecordOptions", "TransportSpec", "View", "as_transport", "run", "runner_for"]
+__all__ = ["COMPRESSIONS", "RecordOptions", "TransportSpec", "View", "as_transport", "run", "runner_for", "signals_ignored"]
