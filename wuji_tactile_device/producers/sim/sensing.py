@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import ProducerError
-from .taxels import IMAGE_SHAPE, PadTaxels, pad_taxels
+from .taxels import IMAGE_SHAPE, PAD_BOUNDARY, PAD_TOP_Z, PadTaxels, pad_taxels
 
 #: Depth of the sensing plane below the pad surface [m] (the elastomer's thickness).
 SENSING_DEPTH = 0.002
@@ -57,7 +57,7 @@ def _grid_areas(pad: PadTaxels, step: int = 1) -> tuple[np.ndarray, np.ndarray, 
     areas (M,) [m²] and (for step 1) their flat pixel index (M,)."""
     g = pad.geometry
     rows, cols = IMAGE_SHAPE[0] * step, IMAGE_SHAPE[1] * step
-    z_hi, z_lo = -0.006, g.z_bottom - g.radius
+    z_hi, z_lo = PAD_TOP_Z - PAD_BOUNDARY, g.z_bottom - g.radius  # the image grid's rows (taxels._image_grid)
     z = z_hi + (np.arange(rows) + 0.5) / rows * (z_lo - z_hi)
     x = -g.radius + (np.arange(cols) + 0.5) / cols * 2 * g.radius
     Z, X = np.meshgrid(z, x, indexing="ij")
