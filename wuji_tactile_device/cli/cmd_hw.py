@@ -9,20 +9,16 @@ pads' zero calibration.
 from __future__ import annotations
 
 import argparse
-import math
 import os
-import re
 import sys
 import time
 
 from ..errors import ProducerError
+from ..producers.emulated.fault_schedule import FAULT_KINDS, FaultSchedule, ScheduledFault, parse_fault
 from .args import existing_file, positive_int, positive_rate, positive_seconds, seed
 from .cmd_view import add_foxglove_arguments
 from .common import (add_publish_arguments, add_recording_arguments, add_view_recording_argument, exit_code, run_producer,
                      wants_zenoh)
-
-FAULT_KINDS = ("offline", "stall", "truncated", "oversized", "duplicate", "revise", "jump")
-
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
@@ -194,12 +190,6 @@ def _publish(args, device, emu, side: str, faults) -> int:
         raise
     duration, speed = args.duration, None
     if emu is not None:
-        state: dict[int, str] = {}
-
-        def inject(emulator, t: float) -> None:
-            for k, fault in enumerate(faults):
-                _apply_fault(emulator, fault, t, state, k)
-
         sensor_model = None
         if args.sensor_model:
             from ..producers.sim.sensor_model import SensorModel
@@ -208,7 +198,7 @@ def _publish(args, device, emu, side: str, faults) -> int:
         source = simulation_ticks(side, args.scenario, seed=args.seed, duration_s=args.duration,
                                    playback_file=args.joints, playback_rate=args.rate,
                                    contact_model=args.contact_model, sensor_model=sensor_model)
-        producer = EmulatedHandProducer(emu, producer, source, before_tick=inject)
+        producer = EmulatedHandProducer(emu, producer, source, before_tick=FaultSchedule(faults))
         duration, speed = None, None if args.fast else 1.0  # the scenario's length (cut by --duration) ends it
     hw = getattr(producer, "hardware", producer)
     source_name = "the emulated hand" if emu else f"hand {device.serial_number}"
@@ -228,58 +218,12 @@ def _publish(args, device, emu, side: str, faults) -> int:
     return exit_code(run)
 
 
-_FAULT = re.compile(r"^(?P<kind>[a-z]+)(?::(?P<finger>[a-z]+))?@(?P<t0>\d+(?:\.\d*)?)(?:-(?P<t1>\d+(?:\.\d*)?))?$")
-#: Device clock step injected by `jump@T` [µs].
-JUMP_US = 10_000_000
-
-
-def _parse_fault(text: str) -> tuple[str, str | None, float, float | None]:
-    from ..hands.wuji_hand2 import FINGERS
-
-    m = _FAULT.match(text)
-    if m is None:
-        raise ProducerError(f"--fault {text!r}: expected KIND:FINGER@T0[-T1] (seconds), e.g. offline:ring@1.0-1.5 or jump@2")
-    kind, finger = m["kind"], m["finger"]
-    if kind not in FAULT_KINDS:
-        raise ProducerError(f"--fault {text!r}: unknown kind {kind!r}; choose from {', '.join(FAULT_KINDS)}")
-    if (kind == "jump") != (finger is None) or (finger is not None and finger not in FINGERS):
-        raise ProducerError(f"--fault {text!r}: {'jump takes no finger' if kind == 'jump' else 'name a finger: ' + ', '.join(FINGERS)}")
-    t0, t1 = float(m["t0"]), None if m["t1"] is None else float(m["t1"])
-    if not math.isfinite(t0) or (t1 is not None and not (math.isfinite(t1) and t1 > t0)):
-        raise ProducerError(f"--fault {text!r}: T1 must be a finite time after T0 ({m['t0']} s)")
-    return kind, finger, t0, t1
-
-
-def _fault_argument(text: str) -> tuple[str, str | None, float, float | None]:
+def _fault_argument(text: str) -> ScheduledFault:
     """`--fault` as parsed: a bad one is a usage error (exit 2)."""
     try:
-        return _parse_fault(text)
-    except ProducerError as exc:
-        raise argparse.ArgumentTypeError(str(exc).removeprefix(f"--fault {text!r}: ") + f" (got {text!r})") from None
-
-
-def _apply_fault(emu, fault, t: float, state: dict[int, str], key: int) -> None:
-    """Start fault `key` at T0 and, for offline/stall, end it at T1 (state: pending/on/done)."""
-    kind, finger, t0, t1 = fault
-    phase = state.get(key, "pending")
-    if phase == "pending" and t >= t0:
-        state[key] = "on" if kind in ("offline", "stall") and t1 is not None else "done"
-        if kind == "offline":
-            emu.set_online(finger, False)
-        elif kind == "stall":
-            emu.set_sending(finger, False)
-        elif kind in ("truncated", "oversized", "duplicate"):
-            emu.inject(finger, kind)
-        elif kind == "revise":
-            emu.revise_info(finger, point_type="i32", point_scale=1e-5)  # new encoding, same layout
-        else:
-            emu.jump_clock(JUMP_US)
-    elif phase == "on" and t >= t1:
-        state[key] = "done"
-        if kind == "offline":
-            emu.set_online(finger, True)
-        else:
-            emu.set_sending(finger, True)
+        return parse_fault(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix(f"fault {text!r}: ") + f" (got {text!r})") from None
 
 
 def _calibrate(args) -> int:
