@@ -18,7 +18,7 @@ import numpy as np
 
 from hw_loop import OnLoop
 from wuji_tactile_device.producers.emulated import EmulatedHand2
-from wuji_tactile_device.producers.emulated.emulator import EmulatedSdkManager
+from wuji_tactile_device.producers.emulated import EmulatedSdkManager
 from wuji_tactile_device.producers.hardware import HardwareConfig, HardwareProducer
 from wuji_tactile_device.producers.hardware.device import connect_sdk_hand
 from wuji_tactile_device.producers.hardware.recovery import RetryPolicy

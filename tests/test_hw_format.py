@@ -186,7 +186,7 @@ def test_emulator_frames_are_byte_exact_to_the_declared_format():
     """The emulated firmware's bytes, checked with struct against its own declared format:
     i16 little-endian at offsets 0, 2, 4 of a 6-byte point, value = raw × 0.001 N, aggregate
     block fx fy fz temperature (i16 × 0.01) after the last point."""
-    from wuji_tactile_device.producers.emulated.emulator import EmulatedHand2
+    from wuji_tactile_device.producers.emulated import EmulatedHand2
 
     emu = EmulatedHand2("right")
     fmt = json.loads(emu.pad("index").format_text)

@@ -26,7 +26,7 @@ from wuji_tactile_device.hands.wuji_hand2 import WRIST_TO_OPENXR, hand_kinematic
 
 from wuji_tactile_device.run import runner_for
 from wuji_tactile_device.producers.emulated import EmulatedHand2
-from wuji_tactile_device.producers.emulated.emulator import EmulatedSdkManager
+from wuji_tactile_device.producers.emulated import EmulatedSdkManager
 from wuji_tactile_device.producers.emulated.simulation import EmulatedHandProducer, simulation_ticks
 from wuji_tactile_device.producers.hardware import HardwareConfig, HardwareProducer, SdkFingertipDevice
 from wuji_tactile_device.producers.hardware.device import connect_sdk_hand, sdk_module
@@ -181,7 +181,7 @@ def test_nid_mapping_is_the_sdks():
 
 
 def test_joint_sample_reads_online_joints_by_nid_in_any_order():
-    from wuji_tactile_device.producers.emulated.emulator import EmulatedJointStateEntry, EmulatedJointStateFrame
+    from wuji_tactile_device.producers.emulated.sdk_types import EmulatedJointStateEntry, EmulatedJointStateFrame
 
     class H:
         timestamp_us = 1234

@@ -12,7 +12,7 @@ import pytest
 from hw_loop import OnLoop
 from wuji_tactile_device.errors import ProducerError
 from wuji_tactile_device.producers.emulated import EmulatedHand2
-from wuji_tactile_device.producers.emulated.emulator import EmulatedSdkManager
+from wuji_tactile_device.producers.emulated import EmulatedSdkManager
 from wuji_tactile_device.producers.hardware import (HandednessMismatchError, HardwareConfig, HardwareProducer,
                                                     SdkFingertipDevice, connect_sdk_hand, connection_name,
                                                     resolve_side, scan_hands)

@@ -70,7 +70,7 @@ def test_force_sign_must_be_unit_and_cli_form_parses():
 
 
 def _sim_formats(side, with_placement):
-    from wuji_tactile_device.producers.emulated.emulator import EmulatedHand2
+    from wuji_tactile_device.producers.emulated import EmulatedHand2
     emu = EmulatedHand2(side, mounting=with_placement, positions=with_placement)
     return {f: parse_format(f, emu.pad(f).format_text) for f in FINGERS}
 

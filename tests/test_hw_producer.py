@@ -13,7 +13,7 @@ from wuji_tactile_device.errors import (CalibrationFileError, DeviceFormatError,
 from wuji_tactile_device.producers.emulated import EmulatedHand2, simulation_layout
 from wuji_tactile_device.producers.hardware import (AxisMapping, HardwareConfig, HardwareProducer,
                                                     SdkFingertipDevice, write_full_scale)
-from wuji_tactile_device.producers.emulated.emulator import DEFAULT_FULL_SCALE
+from wuji_tactile_device.producers.emulated import DEFAULT_FULL_SCALE
 from wuji_tactile_device.producers.sim.taxels import taxel_poses_in_distal
 from wuji_tactile_device.hands.wuji_hand2 import FINGERS, lbs_metadata
 from wuji_tactile_device.streams.tracker import TactileTracker

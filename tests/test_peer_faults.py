@@ -207,7 +207,7 @@ def test_a_64_mb_put_at_the_router_is_dropped_on_arrival_and_records_still_pass(
 
 # -- N1: a hand that is not there fails after one search, not after every retry ---------------
 def _counting_manager(hands):
-    from wuji_tactile_device.producers.emulated.emulator import EmulatedSdkManager
+    from wuji_tactile_device.producers.emulated import EmulatedSdkManager
 
     class Counting(EmulatedSdkManager):
         calls = 0

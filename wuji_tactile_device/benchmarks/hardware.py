@@ -10,7 +10,7 @@ import numpy as np
 from ..contract import DeviceDataTimestamp, encode_tactile_record
 from ..producers.hardware.assembly import TickAssembler
 from ..producers.hardware.device import FingertipFrame, FingertipInfo, FingertipStatus
-from ..producers.emulated.emulator import EmulatedHand2
+from ..producers.emulated import EmulatedHand2
 from ..producers.base import ProducerRunner
 from ..producers.hardware.producer import HardwareConfig, HardwareProducer
 from ..hands.wuji_hand2 import FINGERS

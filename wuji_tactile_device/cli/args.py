@@ -95,7 +95,7 @@ class OneLineParser(argparse.ArgumentParser):
     """argparse with usage errors as one line: `wuji-tactile COMMAND: error: MESSAGE (see
     wuji-tactile COMMAND --help)`, exit 2 — not a usage block of 20 lines burying the message."""
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str):
         prog = self.prog.split()
         where = " ".join(prog[:2]) if len(prog) > 1 else prog[0]
         self.exit(2, f"{where}: error: {message} (see {self.prog} --help)\n")

@@ -74,7 +74,7 @@ class _View:
         out = [f"{tr.collection_id}: " + (f"{md.num_taxels} taxels on {md.num_segments} segments"
                                           if md is not None else "waiting for metadata")]
         frame = tr.get_data()
-        if frame is not None:
+        if frame is not None and self.segment_of_taxel is not None:  # a frame comes after its layout
             available = frame.timestamp.available_time_local_common_clock
             if self.replay:
                 self.t0 = available if self.t0 is None else self.t0

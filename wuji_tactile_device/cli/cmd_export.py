@@ -51,7 +51,8 @@ def _accept_positionals_after_options(p: argparse.ArgumentParser) -> None:
         finally:
             p.parse_known_args = intermixed
 
-    p.parse_known_args = intermixed
+    # argparse has no per-subparser switch to intermixed parsing: the bound method is replaced.
+    p.parse_known_args = intermixed  # type: ignore[method-assign]
 
 
 def run(args: argparse.Namespace) -> int:

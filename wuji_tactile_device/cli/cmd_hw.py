@@ -124,8 +124,7 @@ def _open_device(args):
     # The vendor SDK prints a telemetry notice unless told not to: silenced here, for this
     # command, unless the user set the variable (library users choose for themselves).
     os.environ.setdefault("WUJI_TELEMETRY_DISABLE", "1")
-    from ..producers.emulated import EmulatedHand2
-    from ..producers.emulated.emulator import EmulatedSdkManager
+    from ..producers.emulated import EmulatedHand2, EmulatedSdkManager
     from ..producers.hardware import connect_sdk_hand, resolve_side
 
     emu, manager = None, None
@@ -180,14 +179,16 @@ def _list_hands() -> int:
 
 def _publish(args, device, emu, side: str, faults) -> int:
     from ..producers.emulated.simulation import EmulatedHandProducer, simulation_ticks
+    from ..producers.base import Producer
     from ..producers.hardware import HardwareProducer
 
     try:
         config = _config(args, side)
-        producer = HardwareProducer(device, config)
+        hw = HardwareProducer(device, config)
     except BaseException:
         device.close()
         raise
+    producer: Producer = hw
     duration, speed = args.duration, None
     if emu is not None:
         sensor_model = None
@@ -198,9 +199,8 @@ def _publish(args, device, emu, side: str, faults) -> int:
         source = simulation_ticks(side, args.scenario, seed=args.seed, duration_s=args.duration,
                                    playback_file=args.joints, playback_rate=args.rate,
                                    contact_model=args.contact_model, sensor_model=sensor_model)
-        producer = EmulatedHandProducer(emu, producer, source, before_tick=FaultSchedule(faults))
+        producer = EmulatedHandProducer(emu, hw, source, before_tick=FaultSchedule(faults))
         duration, speed = None, None if args.fast else 1.0  # the scenario's length (cut by --duration) ends it
-    hw = getattr(producer, "hardware", producer)
     source_name = "the emulated hand" if emu else f"hand {device.serial_number}"
     layout = ", ".join(f"{k}: {v}" for k, v in hw.layout_sources.items())
     announce = (f"hw: publishing {config.collection}: {hw.num_taxels} taxels at {hw.rate_hz:g} Hz from {source_name}; "

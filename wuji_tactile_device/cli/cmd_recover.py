@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
             if not check.valid:
                 continue
             t = report.truncation
-            line = (f"nothing lost: the file ends at a record boundary, only its index was missing ({t.reason}); "
+            line = (f"nothing lost: the file ends at a record boundary, only its index was missing ({t.reason if t else 'no truncation found'}); "
                     "messages the recorder had not flushed when it stopped were never in the file")
         print(line)
     if not check.valid:

@@ -12,6 +12,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -19,6 +20,9 @@ from ..errors import RecordingError
 from .cmd_view import add_foxglove_arguments
 from .args import nonnegative_seconds, positive_int, positive_rate, positive_seconds
 from .common import add_zenoh_arguments, exit_code, open_zenoh, run_producers
+
+if TYPE_CHECKING:
+    from ..streams.tracker import TactileFrame
 
 
 def register(subparsers) -> None:
@@ -92,7 +96,7 @@ class _Printed:
 
     def __init__(self, clock: str):
         self._by_sample = clock == "sample"
-        self.frames: list[tuple[int, str, object]] = []
+        self.frames: list[tuple[int, str, TactileFrame]] = []
 
     def on_metadata(self, collection_id, message, record) -> None:
         pass

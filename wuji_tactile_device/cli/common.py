@@ -59,7 +59,7 @@ def transport_name(args: argparse.Namespace) -> str:
     alias = alias if isinstance(alias, str) else None  # `replay --publish` is a flag: publish, on --transport
     if chosen and alias and chosen != alias:
         raise TransportError(f"--transport {chosen} contradicts --publish {alias}; give one of them")
-    name = chosen or alias or ("zenoh" if _zenoh_options(args) else getattr(args, "default_transport", "zenoh"))
+    name = chosen or alias or ("zenoh" if _zenoh_options(args) else str(getattr(args, "default_transport", "zenoh")))
     if name != "zenoh" and _zenoh_options(args):
         raise TransportError(f"--zenoh/--zenoh-listen/--zenoh-config apply to --transport zenoh, not {name}")
     return name

@@ -42,310 +42,22 @@ Faults: `set_joint_online(index, False)` (the joint's entry is absent), `set_joi
 """
 from __future__ import annotations
 
-import json
 import time
-import zlib
-from collections import deque
-from dataclasses import dataclass
-from typing import Any, NamedTuple
-from collections.abc import Callable
 
 import numpy as np
 
 from ...contract.geometry import matrix_to_rpy
 from ...contract.joints import FINGERS
 from ..hardware.device import (MODEL_STANDARD, MODEL_THUMB, STATE_CALIBRATING, STATE_READY, EmulatedNodeOfflineError,
-                               EmulatedSdkError, sdk_module)
-from ..hardware.format import FIELD_TYPES, Mounting, build_format
+                               sdk_module)
+from ..hardware.format import FIELD_TYPES
 from ..hardware.layout_metadata import DEFAULT_AXIS_MAPPING, AxisMapping
-
-#: Newton firmware: i16 raw × 0.001 N (±32.767 N per axis).
-NEWTON_SCALE = 0.001
-#: Normalized firmware: i16 raw × 2⁻¹⁴ (1.0 = raw 16384, exact in binary).
-NORMALIZED_SCALE = 2.0 ** -14
-AGGREGATE_SCALE = 0.01
-TEMPERATURE_SCALE = 0.01
-#: Full scale per device axis [N] the emulated normalized firmware divides by (fx, fy, fz).
-DEFAULT_FULL_SCALE = (5.0, 5.0, 10.0)
-
-
-class _Header(NamedTuple):
-    seq: int
-    timestamp_us: int
-    frame_id: str
-
-
-class EmulatedInfo(NamedTuple):
-    header: _Header
-    digest: int
-    model: str
-    device_type: int
-    rate_hz: float
-    format: str
-
-
-class EmulatedData(NamedTuple):
-    header: _Header
-    info_digest: int
-    data: bytes
-
-
-class EmulatedStatus(NamedTuple):
-    model: int
-    state: int
-
-
-class _Getter:
-    def __init__(self, fn: Callable[[], Any]):
-        self.get = fn
-
-
-class EmulatedSubscription:
-    """`wuji_sdk.Subscription` look-alike: non-blocking `recv()`, `close()`, `set_rate()`."""
-
-    def __init__(self, hand: EmulatedHand2, finger: str, limit: int):
-        self._hand, self._finger = hand, finger
-        self._queue: deque[EmulatedData] = deque(maxlen=limit)
-        self.closed = False
-        self.dead = False  # the link was lost under it: every recv raises, as the SDK's does
-        self.dtype = "FingertipSensorData"
-
-    def _put(self, msg: EmulatedData) -> None:
-        self._queue.append(msg)
-
-    def recv(self) -> EmulatedData | None:
-        if self.closed:
-            raise RuntimeError(f"{self._finger}: subscription is closed")
-        if self.dead:
-            raise self._hand._sdk_error("disconnected", f"{self._finger} data stream")
-        self._hand._check(f"recv:{self._finger}")
-        return self._queue.popleft() if self._queue else None
-
-    def set_rate(self, frequency_hz: int) -> int:
-        return int(self._hand.rate_hz)  # the emulator runs at its native rate only
-
-    def close(self) -> None:
-        self.closed = True
-        self._hand._subs[self._finger] = [s for s in self._hand._subs[self._finger] if s is not self]
-
-
-class EmulatedCallbackSubscription:
-    """`wuji_sdk.CallbackSubscription` look-alike. The SDK calls back from a background thread;
-    the emulator calls back synchronously inside `emit()` (errors go to `on_error` and count)."""
-
-    def __init__(self, hand: EmulatedHand2, finger: str, callback, on_error):
-        self._hand, self._finger = hand, finger
-        self._callback, self._on_error = callback, on_error
-        self.is_active = True
-        self.received_count = 0
-        self.error_count = 0
-        self.dtype = "FingertipSensorData"
-
-    def _put(self, msg: EmulatedData) -> None:
-        if not self.is_active:
-            return
-        self.received_count += 1
-        try:
-            self._callback(msg)
-        except Exception as exc:  # noqa: BLE001 - mirrors the SDK: a failing callback is reported, not fatal
-            self.error_count += 1
-            if self._on_error is not None:
-                self._on_error(f"{type(exc).__name__}: {exc}")
-
-    def close(self) -> None:
-        self.is_active = False
-        self._hand._subs[self._finger] = [s for s in self._hand._subs[self._finger] if s is not self]
-
-    def __enter__(self) -> EmulatedCallbackSubscription:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-class _DataResource:
-    def __init__(self, hand: EmulatedHand2, finger: str):
-        self._hand, self._finger = hand, finger
-
-    def subscribe(self) -> EmulatedSubscription:
-        self._hand._check(f"subscribe:{self._finger}")
-        sub = EmulatedSubscription(self._hand, self._finger, self._hand.queue_limit)
-        self._hand._subs[self._finger].append(sub)
-        return sub
-
-    def subscribe_with_callback(self, callback, on_error=None) -> EmulatedCallbackSubscription:
-        sub = EmulatedCallbackSubscription(self._hand, self._finger, callback, on_error)
-        self._hand._subs[self._finger].append(sub)
-        return sub
-
-
-class EmulatedHwVersion(NamedTuple):
-    major: int
-    minor: int
-    patch: int
-
-
-class EmulatedDeviceInfo(NamedTuple):
-    """`wuji_sdk.DeviceInfo` look-alike (`hand.info`)."""
-
-    serial_number: str
-    firmware_version: str
-
-
-class EmulatedStatusWord(NamedTuple):
-    ext_state: int
-    position_limit_active: bool
-    velocity_limit_active: bool
-    current_limit_active: bool
-
-
-class EmulatedJointDiagnosticsEntry(NamedTuple):
-    """`wuji_sdk.JointDiagnosticsEntry` look-alike."""
-
-    nid: int
-    status_word: EmulatedStatusWord
-    current: float
-    vbus_v_fb: float
-    mcu_temp_c_fb: float
-    error_code_current: int
-    comm_response_rate_pct: int
-    comm_timeout_total: int
-
-
-class EmulatedCommSummary(NamedTuple):
-    """`wuji_sdk.Hand2CommSummary` look-alike (the fields the health topic reads, and counters)."""
-
-    age_ms: int
-    tactile_online_mask: int
-    e2e_received: int
-    e2e_lost: int
-    rpc_timeouts: int
-    tactile_response_rate_pct: list
-    tactile_timeout_total: list
-    sdk_dropped: int
-
-
-class EmulatedJointDiagnosticsFrame(NamedTuple):
-    """`wuji_sdk.JointDiagnosticsFrame` look-alike: online joints only, looked up by `nid`."""
-
-    header: Any
-    num_joints: int
-    joints: list
-    comm: EmulatedCommSummary
-
-
-class EmulatedJointStateEntry(NamedTuple):
-    """`wuji_sdk.JointStateEntry` look-alike."""
-
-    nid: int
-    position: float  # [rad]
-    velocity: float  # [rad/s]
-    effort: float
-
-
-class EmulatedJointStateFrame(NamedTuple):
-    """`wuji_sdk.JointStateFrame` look-alike: online joints only, looked up by `nid`."""
-
-    header: Any
-    num_joints: int
-    joints: list
-
-
-class EmulatedDiscoveredDevice(NamedTuple):
-    """`wuji_sdk.DiscoveredDevice` look-alike (plus `firmware_version`, which the SDK's has too)."""
-
-    sn: str
-    address: str
-    transport_type: str
-    device_type: Any
-    firmware_version: str
-
-
-class _DiagnosticsResource:
-    def __init__(self, hand: EmulatedHand2):
-        self._hand = hand
-
-    def subscribe(self) -> EmulatedSubscription:
-        self._hand._check("subscribe:joint_diagnostics")
-        sub = EmulatedSubscription(self._hand, "joint_diagnostics", self._hand.queue_limit)
-        self._hand._subs.setdefault("joint_diagnostics", []).append(sub)
-        return sub
-
-
-class _JointStatesResource:
-    def __init__(self, hand: EmulatedHand2):
-        self._hand = hand
-
-    def subscribe(self) -> EmulatedSubscription:
-        self._hand._check("subscribe:joint_states")
-        sub = EmulatedSubscription(self._hand, "joint_states", self._hand.queue_limit)
-        self._hand._subs.setdefault("joint_states", []).append(sub)
-        return sub
-
-
-class _Faults:
-    """Queued failures of named SDK calls: 'timeout' (the SDK's OperationTimeout), 'error' (any
-    other SDK failure), 'offline' (NodeOfflineError), 'hang' (the call blocks `hang_s`, then
-    answers — longer than the caller's own timeout)."""
-
-    KINDS = ("timeout", "error", "offline", "hang")
-
-    def __init__(self):
-        self._queued: dict[str, deque] = {}
-        self.fired: list[tuple[str, str]] = []
-
-    def add(self, call: str, error: str, count: int, hang_s: float) -> None:
-        if error not in self.KINDS:
-            raise ValueError(f"error must be one of {', '.join(self.KINDS)}, got {error!r}")
-        if count < 1:
-            raise ValueError(f"count must be ≥ 1, got {count}")
-        self._queued.setdefault(call, deque()).extend([(error, hang_s)] * count)
-
-    def take(self, call: str) -> tuple[str, float] | None:
-        for key in (call, call.split(":")[0]):
-            q = self._queued.get(key)
-            if q:
-                kind = q.popleft()
-                self.fired.append((call, kind[0]))
-                return kind
-        return None
-
-
-def _sdk_exception(kind: str, what: str) -> Exception:
-    sdk = sdk_module()
-    if kind == "offline":
-        cls = sdk.NodeOfflineError if sdk is not None else EmulatedNodeOfflineError
-        return cls(f"{what}: node is not connected")
-    cls = sdk.WujiException if sdk is not None else EmulatedSdkError
-    text = {"timeout": f"OperationTimeout: {what} timed out after 1000 ms",
-            "disconnected": f"Disconnected: {what}: device disconnected",
-            "not_found": f"DeviceNotFound: {what}"}.get(kind, f"Internal: {what} failed")
-    return cls(text)
-
-
-@dataclass
-class _Pad:
-    finger: str
-    taxels: slice
-    module_rotation: np.ndarray  # R(base_rpy): module axes in tip_sensor_frame
-    module_origin: np.ndarray
-    point_rotations: np.ndarray  # (P, 3, 3) device point axes in tip_sensor_frame
-    positions_module: np.ndarray
-    point_rpy: np.ndarray
-    format: dict
-    format_text: str = ""
-    digest: int = 0
-    revision: int = 0
-    seq: int = 0
-    online: bool = True
-    sending: bool = True
-    inject: deque | None = None
-    frame_digest: int | None = None  # fault: frames carry this digest instead of the info's
-    period_us: float = 10_000.0  # this module's own sampling period (its clock, drift included)
-    rate_hz: float = 100.0  # the rate its info announces (drift not included)
-    phase_us: float = 0.0
-    jitter_us: float = 0.0
-    next_us: float = 0.0  # nominal time of its next sample, emulator-internal clock
+from .pad_module import DEFAULT_FULL_SCALE, PadModule, encode_frame, half_step, write_format
+from .sdk_failures import CallFailures, sdk_exception
+from .sdk_types import (EmulatedCommSummary, EmulatedData, EmulatedDeviceInfo, EmulatedHeader, EmulatedHwVersion,
+                        EmulatedInfo, EmulatedJointDiagnosticsEntry, EmulatedJointDiagnosticsFrame,
+                        EmulatedJointStateEntry, EmulatedJointStateFrame, EmulatedStatus, EmulatedStatusWord, Getter)
+from .subscriptions import DataResource, DiagnosticsResource, JointStatesResource
 
 
 class EmulatedHand2:
@@ -383,10 +95,11 @@ class EmulatedHand2:
         self.field_extras = dict(field_extras or {})
         self.temperature_unit = temperature_unit
         self.diagnostics_every = diagnostics_every
-        self.faults = _Faults()
+        self.faults = CallFailures()
         self.link_up = True
         self.connected = True
         self.device_name = "emulated"
+        self.address: str | None = None  # on the emulated LAN, set by EmulatedSdkManager
         self._rng = np.random.default_rng(seed)
         self._emits = 0
         self._joint_errors: dict[int, int] = {}
@@ -411,8 +124,8 @@ class EmulatedHand2:
         self._subs: dict[str, list] = {f: [] for f in FINGERS}
         sdk = sdk_module()
         # The SDK's own FrameHeader when installed (it is constructible), else a look-alike.
-        self._header = sdk.FrameHeader if sdk is not None else _Header
-        self._pads: list[_Pad] = []
+        self._header = sdk.FrameHeader if sdk is not None else EmulatedHeader
+        self._pads: list[PadModule] = []
         start = 0
         for layout in pad_taxels:
             n = len(layout.positions)
@@ -420,9 +133,9 @@ class EmulatedHand2:
             origin = np.asarray(layout.pad_origin, dtype=np.float64)
             # taxel frame = R_point · Mᵀ  ⇒  device point axes R_point = R_taxel · M
             R_point = np.asarray(layout.rotations, dtype=np.float64) @ self._map
-            pad = _Pad(layout.finger, slice(start, start + n), R_base, origin, R_point,
+            pad = PadModule(layout.finger, slice(start, start + n), R_base, origin, R_point,
                        (np.asarray(layout.positions) - origin) @ R_base, matrix_to_rpy(R_base.T @ R_point),
-                       {}, inject=deque())
+                       {})
             self._pads.append(pad)
             self._write_format(pad)
             start += n
@@ -443,34 +156,20 @@ class EmulatedHand2:
             f = pad.finger
             if accessors in ("named", "both"):
                 setattr(self, f"fingertip_{f}_info", self._accessor(self._info, i))
-            setattr(self, f"fingertip_{f}_data", self._accessor(_DataResource, self, f, bare=True))
+            setattr(self, f"fingertip_{f}_data", self._accessor(DataResource, self, f, bare=True))
             setattr(self, f"fingertip_{f}_status", self._accessor(self._status, i))
         if accessors in ("indexed", "both"):
             self.get_fingertip_info = lambda i: self._info(int(i))
 
     @staticmethod
     def _accessor(fn, *args, bare: bool = False):
-        return (lambda: fn(*args)) if bare else (lambda: _Getter(lambda: fn(*args)))
+        return (lambda: fn(*args)) if bare else (lambda: Getter(lambda: fn(*args)))
 
     # ----- format and info -----
-    def _write_format(self, pad: _Pad, *, point_type: str = "i16", point_scale: float | None = None) -> None:
-        scale = point_scale if point_scale is not None else (
-            NEWTON_SCALE if self.firmware == "newton" else NORMALIZED_SCALE)
-        mounting = Mounting(pad.point_rpy, pad.module_origin, matrix_to_rpy(pad.module_rotation)) \
-            if self._declare_mounting else None
-        pad.format = build_format(
-            point_count=pad.taxels.stop - pad.taxels.start, point_type=point_type, point_scale=scale,
-            unit="N" if self.firmware == "newton" else "normalized", aggregate_scale=AGGREGATE_SCALE,
-            temperature_scale=TEMPERATURE_SCALE, positions=pad.positions_module if self._declare_positions else None,
-            mounting=mounting, aggregate_xyz=np.zeros(3) if self._declare_mounting else None)
-        pad.format.update(self.format_extras)
-        for f in pad.format["point_fields"] + pad.format["aggregate_fields"]:
-            f.update(self.field_extras)
-            if f["name"] == "temperature":
-                f["unit"] = self.temperature_unit
-        pad.format_text = json.dumps(pad.format, separators=(",", ":"), ensure_ascii=False)
-        # The real digest algorithm is not public; any function of the info content will do.
-        pad.digest = zlib.crc32(f"{pad.revision}:{pad.format_text}".encode())
+    def _write_format(self, pad: PadModule, *, point_type: str = "i16", point_scale: float | None = None) -> None:
+        write_format(pad, firmware=self.firmware, mounting=self._declare_mounting, positions=self._declare_positions,
+                     format_extras=self.format_extras, field_extras=self.field_extras,
+                     temperature_unit=self.temperature_unit, point_type=point_type, point_scale=point_scale)
 
     def _offline_error(self, finger: str) -> Exception:
         sdk = sdk_module()
@@ -511,14 +210,20 @@ class EmulatedHand2:
             self._baseline = self._last_input.copy()
 
     # ----- identity (as the SDK's WujiHand2 reports it) -----
-    def handedness(self) -> _Getter:
+    def handedness(self) -> Getter:
         """`hand.handedness()` → accessor whose `get()` answers 'left' or 'right'."""
-        return _Getter(lambda: (self._check("handedness"), self.reported_side)[1])
+        def get() -> str:
+            self._check("handedness")
+            return self.reported_side
+        return Getter(get)
 
-    def hw_version(self) -> _Getter:
+    def hw_version(self) -> Getter:
         sdk = sdk_module()
         cls = sdk.HwVersion if sdk is not None else EmulatedHwVersion
-        return _Getter(lambda: (self._check("hw_version"), cls(*self.hw_version_triple))[1])
+        def get() -> object:
+            self._check("hw_version")
+            return cls(*self.hw_version_triple)
+        return Getter(get)
 
     @property
     def info(self) -> EmulatedDeviceInfo:
@@ -535,11 +240,11 @@ class EmulatedHand2:
                 sub.dead = True
         self._subs = {k: [] for k in self._subs}
 
-    def joint_diagnostics(self) -> _DiagnosticsResource:
-        return _DiagnosticsResource(self)
+    def joint_diagnostics(self) -> DiagnosticsResource:
+        return DiagnosticsResource(self)
 
-    def joint_states(self) -> _JointStatesResource:
-        return _JointStatesResource(self)
+    def joint_states(self) -> JointStatesResource:
+        return JointStatesResource(self)
 
     def set_joint_positions(self, joint_angles) -> None:
         """The hand's joint positions from now on: 20 angles [rad], firmware order."""
@@ -560,7 +265,10 @@ class EmulatedHand2:
 
     def joint_state_frame(self) -> EmulatedJointStateFrame:
         """The hand's joint state now (online joints only), timestamped on the device clock."""
-        joints = [EmulatedJointStateEntry(j // 4 * 5 + j % 4 + 1, float(self.joint_positions[j]),
+        q = self.joint_positions
+        if q is None:
+            raise ValueError("joint_state_frame: the hand was never given joint positions (set_joint_positions)")
+        joints = [EmulatedJointStateEntry(int(j) // 4 * 5 + int(j) % 4 + 1, float(q[j]),
                                           float(self._joint_velocities[j]), 0.0)
                   for j in np.flatnonzero(self._joint_online)]
         header = self._header(self._joint_seq, self.device_time_us + int(self.joint_time_offset_us), "hand")
@@ -609,7 +317,7 @@ class EmulatedHand2:
         self.link_up = True
 
     def _sdk_error(self, kind: str, what: str) -> Exception:
-        return _sdk_exception(kind, f"{what} of hand {self.serial_number}")
+        return sdk_exception(kind, f"{what} of hand {self.serial_number}")
 
     def _check(self, call: str) -> None:
         if not (self.link_up and self.connected):
@@ -624,7 +332,7 @@ class EmulatedHand2:
         raise self._sdk_error(kind, call)
 
     # ----- fault injection -----
-    def pad(self, finger: str) -> _Pad:
+    def pad(self, finger: str) -> PadModule:
         return self._pads[FINGERS.index(finger)]
 
     def set_online(self, finger: str, online: bool) -> None:
@@ -676,35 +384,9 @@ class EmulatedHand2:
     def encode_frame(self, finger: str, forces: np.ndarray) -> bytes:
         """The finger's frame bytes for contract forces (N, 3) of the whole hand."""
         pad = self.pad(finger)
-        fp = self.device_point_forces(forces[pad.taxels])
-        fmt = pad.format
-        pf = {f["name"]: f for f in fmt["point_fields"]}
-        dtype = FIELD_TYPES[pf["fx"]["type"]]
-        scale = pf["fx"]["scale"]
-        values = fp
-        if fmt["unit"] == "normalized":
-            values = fp / self.full_scale
-            lo = np.array([-1.0, -1.0, 0.0])
-            clipped = np.clip(values, lo, 1.0)
-            self.saturated_samples += int(np.count_nonzero((clipped != values).any(axis=1)))
-            values = clipped
-        raw = np.rint(values / scale)
-        if dtype.kind in "iu":
-            info = np.iinfo(dtype)
-            clipped = np.clip(raw, info.min, info.max)
-            self.saturated_samples += int(np.count_nonzero((clipped != raw).any(axis=1)))
-            raw = clipped
-        else:
-            raw = values / scale
-        points = np.zeros((len(raw), fmt["point_stride"]), dtype=np.uint8)
-        points[:, :3 * dtype.itemsize] = np.ascontiguousarray(raw.astype(dtype)).view(np.uint8).reshape(len(raw), -1)
-        # Aggregate: the pad resultant [N] in module axes R(base_rpy) (no aggregate_rpy declared).
-        resultant_tip = np.einsum("pij,pj->i", pad.point_rotations, fp)
-        resultant = pad.module_rotation.T @ resultant_tip
-        temperature = 30.0 + 0.25 * FINGERS.index(finger)
-        agg = np.rint(np.array([*resultant / AGGREGATE_SCALE, temperature / TEMPERATURE_SCALE]))
-        agg = np.clip(np.nan_to_num(agg), -32768, 32767).astype("<i2")  # an i16 cannot carry NaN
-        return points.tobytes() + agg.tobytes()
+        data, saturated = encode_frame(pad, self.device_point_forces(forces[pad.taxels]), self.full_scale)
+        self.saturated_samples += saturated
+        return data
 
     def emit(self, forces: np.ndarray, *, device_time_us: int | None = None, joint_angles=None) -> None:
         """One hand tick: the device clock advances by one period (or to `device_time_us`) and
@@ -749,7 +431,7 @@ class EmulatedHand2:
             for sub in self._subs.get("joint_diagnostics", []):
                 sub._put(diag)
 
-    def _send(self, pad: _Pad, loaded: np.ndarray, timestamp_us: int) -> None:
+    def _send(self, pad: PadModule, loaded: np.ndarray, timestamp_us: int) -> None:
         data = self.encode_frame(pad.finger, loaded)
         faults = pad.inject
         fault = faults.popleft() if faults else None
@@ -785,75 +467,5 @@ class EmulatedHand2:
         normalized mode), in contract axes."""
         step = np.empty((self.num_taxels, 3))
         for pad in self._pads:
-            pf = {f["name"]: f for f in pad.format["point_fields"]}
-            s = np.array([pf[a]["scale"] for a in ("fx", "fy", "fz")]) * 0.5
-            if pad.format["unit"] == "normalized":
-                s = s * self.full_scale
-            step[pad.taxels] = np.abs(self._map) @ s
+            step[pad.taxels] = np.abs(self._map) @ half_step(pad, self.full_scale)
         return step
-
-
-class EmulatedSdkManager:
-    """`wuji_sdk.SdkManager` look-alike over emulated hands on an emulated LAN: `scan()` lists
-    the hands whose link is up; `connect(sn= | address= | handedness=, device_name=, options=)`
-    connects one (handedness by the SDK's serial-number convention, SN[3] 'J' left / 'K' right).
-    A `device_name` already held by a connected hand is refused, as a path-routing alias must be
-    unique. `fail_next('scan' | 'connect', error, count)` injects failures."""
-
-    def __init__(self, hands: list[EmulatedHand2]):
-        self.hands = list(hands)
-        self.faults = _Faults()
-        self.connects = 0
-        for i, hand in enumerate(self.hands):
-            hand.address = getattr(hand, "address", None) or f"192.168.1.{50 + i}:8000"
-            hand.connected = False
-
-    def fail_next(self, call: str, error: str = "timeout", *, count: int = 1, hang_s: float = 0.5) -> None:
-        self.faults.add(call, error, count, hang_s)
-
-    def _fault(self, call: str) -> None:
-        fault = self.faults.take(call)
-        if fault is None:
-            return
-        if fault[0] == "hang":
-            time.sleep(fault[1])
-            return
-        raise _sdk_exception(fault[0], call)
-
-    def scan(self) -> list[EmulatedDiscoveredDevice]:
-        self._fault("scan")
-        sdk = sdk_module()
-        kind = sdk.DeviceType.WujiHand2 if sdk is not None else "WujiHand2"
-        return [EmulatedDiscoveredDevice(h.serial_number, h.address, "Udp", kind, h.firmware_version)
-                for h in self.hands if h.link_up]
-
-    def connect(self, *, sn: str | None = None, address: str | None = None, handedness: Any = None,
-                device_name: str, options: Any = None) -> EmulatedHand2:
-        if sum(x is not None for x in (sn, address, handedness)) != 1:
-            raise _sdk_exception("error", "connect: exactly one of sn / address / handedness must be given")
-        if not device_name or "/" in device_name or "." in device_name:
-            raise _sdk_exception("error", f"connect: invalid device_name {device_name!r}")
-        self._fault("connect")
-        visible = [h for h in self.hands if h.link_up]
-        if sn is not None:
-            match = [h for h in visible if h.serial_number == sn]
-        elif address is not None:
-            match = [h for h in visible if h.address == address]
-        else:
-            letter = "K" if str(handedness).lower().endswith("right") else "J"
-            match = [h for h in visible if len(h.serial_number) > 3 and h.serial_number[3] == letter]
-        if len(match) != 1:
-            raise _sdk_exception("not_found", f"connect: {len(match)} devices match "
-                                 f"{sn or address or handedness!s}")
-        hand = match[0]
-        clash = [h for h in self.hands if h is not hand and h.connected and h.device_name == device_name]
-        if clash:
-            raise _sdk_exception("error", f"connect: device_name {device_name!r} is already in use by "
-                                 f"{clash[0].serial_number}")
-        hand.connected = True
-        hand.device_name = device_name
-        self.connects += 1
-        return hand
-
-    def instance(self) -> EmulatedSdkManager:  # so it can stand where SdkManager.instance() is used
-        return self

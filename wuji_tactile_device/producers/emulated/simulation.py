@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from ...contract.joints import FINGERS
 from ..base import Frame, FrameSink, Producer
 from ..hardware.producer import HardwareConfig, HardwareCounters, HardwareProducer
+
+if TYPE_CHECKING:
+    from .emulator import EmulatedHand2
 
 
 def simulation_layout(side: str) -> dict[str, np.ndarray]:
@@ -78,10 +81,10 @@ class EmulatedHandProducer(Producer):
     --fast`) is recorded with the scenario's duration and rate, not the wall clock's."""
 
     def __init__(self, emulator, hardware: HardwareProducer, forces: Iterator[np.ndarray | SimulationTick], *,
-                 before_tick: Callable[[object, float], None] | None = None, start_ns: int | None = None):
+                 before_tick: Callable[[EmulatedHand2, float], None] | None = None, start_ns: int | None = None):
         self.emulator, self.hardware = emulator, hardware
         self.collection_id, self.metadata = hardware.collection_id, hardware.metadata
-        self.period_s = 1.0 / emulator.rate_hz
+        self.period_s: float = 1.0 / emulator.rate_hz
         self._forces, self._before_tick = forces, before_tick
         self.ticks = 0
         self._period_ns = int(round(self.period_s * 1e9))
@@ -132,7 +135,7 @@ class EmulatedHandProducer(Producer):
         return self.hardware.extras_provided
 
     @property
-    def extras_wanted(self) -> frozenset[str]:  # type: ignore[override]
+    def extras_wanted(self) -> frozenset[str]:
         return self.hardware.extras_wanted
 
     @extras_wanted.setter
@@ -140,7 +143,7 @@ class EmulatedHandProducer(Producer):
         self.hardware.extras_wanted = frozenset(keys)
 
     @property
-    def hand_channels(self):  # type: ignore[override]
+    def hand_channels(self):
         return self.hardware.hand_channels
 
     def device_topics(self, recorder) -> list[FrameSink]:

@@ -3,6 +3,7 @@ class, and the closing-direction / force-feedback helpers the grasping scenarios
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import mujoco
 import numpy as np
@@ -11,6 +12,9 @@ from ....hands.wuji_hand2 import FINGERS, NUM_ACTUATED_JOINTS, hand_kinematics, 
 from ..hand_sim import HandSimulation
 from ..model import SERVO
 from ..taxels import pad_taxels
+
+if TYPE_CHECKING:
+    from ..sensor_model import SensorModel
 
 
 GRAVITY = 9.81
@@ -204,7 +208,7 @@ class Scenario:
     name = ""
     duration_s = 0.0
     contact_model = "distributed"
-    sensor_model = None
+    sensor_model: SensorModel | None = None
 
     def simulation(self, side: str, spec: mujoco.MjSpec, object_geoms) -> HandSimulation:
         return HandSimulation(side, spec, object_geoms, contact_model=self.contact_model,
