@@ -292,7 +292,7 @@ def test_plot_writes_three_png_and_prints_their_paths(capsys, sim_run, tmp_path)
     code, _, err = cli(capsys, "plot", str(path), "--time", "-1")
     assert code == 2 and "--time: '-1': must be a finite number of seconds >= 0" in err
     code, _, err = cli(capsys, "plot", str(path), "--range", "0")
-    assert code == 2 and "colour range must be a finite number of newtons > 0" in err
+    assert code == 2 and "--range: '0': must be a finite number of newtons > 0, or 'recording'" in err
 
 
 def test_bench_prints_markdown_and_exit_code_follows_the_targets(capsys, monkeypatch):

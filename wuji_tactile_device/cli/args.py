@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+from collections.abc import Callable
 
 
 def _float(text: str) -> float:
@@ -55,6 +56,46 @@ def positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r}: must be an integer >= 1")
+    return value
+
+
+def positive_float(unit: str) -> Callable[[str], float]:
+    """A type for a finite quantity > 0 in `unit` (e.g. "newtons", "mm per newton")."""
+    def parse(text: str) -> float:
+        value = _float(text)
+        if not (math.isfinite(value) and value > 0):
+            raise argparse.ArgumentTypeError(f"{text!r}: must be a finite number of {unit} > 0")
+        return value
+    parse.__name__ = f"positive {unit}"
+    return parse
+
+
+#: A force range [N] (colour and size scales of the views and plots).
+positive_newtons = positive_float("newtons")
+
+
+def int_in(lo: int, hi: int) -> Callable[[str], int]:
+    """A type for an integer in [lo, hi]."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(f"{text!r}: must be an integer in [{lo}, {hi}]")
+        return value
+    parse.__name__ = f"integer in [{lo}, {hi}]"
+    return parse
+
+
+def tcp_port(text: str) -> int:
+    """A TCP port, 0…65535 (0: any free port)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a TCP port") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r}: a TCP port is 0..65535 (0: any free port)")
     return value
 
 

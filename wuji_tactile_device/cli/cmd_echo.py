@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from ..errors import TactileError, TransportError
-from .args import positive_rate, positive_seconds
+from .args import positive_int, positive_rate, positive_seconds
 from .common import add_zenoh_arguments, open_zenoh
 
 #: Seconds without any message from a collection before echo says that nothing is publishing it.
@@ -34,7 +34,7 @@ def register(subparsers) -> None:
     p.add_argument("--file", metavar="FILE.mcap", help="echo a recording (real time) instead of Zenoh")
     p.add_argument("--rate", type=positive_rate, default=10.0, metavar="HZ", help="view refresh rate (default 10)")
     p.add_argument("--duration", type=positive_seconds, metavar="S", help="stop after S seconds (default: until Ctrl-C)")
-    p.add_argument("--count", type=int, metavar="N", help="stop once every collection delivered N frames")
+    p.add_argument("--count", type=positive_int, metavar="N", help="stop once every collection delivered N frames")
     p.add_argument("--timeout", type=positive_seconds, metavar="S",
                    help="exit 1 if a collection has not delivered its first frame (with --count: N frames) "
                         f"within S seconds (default: wait; after {NO_PRODUCER_NOTICE_S:g} s without a message, "
@@ -101,11 +101,6 @@ def run(args: argparse.Namespace) -> int:
     from ..streams.tracker import TactileTracker
 
     collections = args.collection or ["tactile/right"]
-    if args.rate <= 0:
-        raise TactileError(f"--rate must be > 0, got {args.rate}")
-    for flag, value in (("--count", args.count), ("--timeout", args.timeout), ("--duration", args.duration)):
-        if value is not None and not value > 0:
-            raise TactileError(f"{flag} must be > 0, got {value}")
     if args.file:
         from ..recording import McapReplay
 

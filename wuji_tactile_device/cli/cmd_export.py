@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+from .args import int_in
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
@@ -23,7 +25,7 @@ def register(subparsers) -> None:
                         "unless --out is given")
     p.add_argument("--format", choices=("npz", "csv", "lerobot"), default="npz", dest="fmt",
                    help="output format (default npz)")
-    p.add_argument("--fps", type=int, default=None, metavar="HZ",
+    p.add_argument("--fps", type=int_in(1, 10_000), default=None, metavar="HZ",
                    help="lerobot: frame rate of the dataset's time grid (default 100)")
     p.add_argument("--task", metavar="TEXT", help="lerobot: task text of every episode (default: the recording's "
                                                   "scenario, else its file name)")
@@ -92,8 +94,6 @@ def _run_lerobot(args: argparse.Namespace) -> int:
     if args.overwrite:
         args.export_parser.error("--overwrite does not apply to --format lerobot: it always writes a new directory")
     fps = DEFAULT_FPS if args.fps is None else args.fps
-    if not 1 <= fps <= 10_000:
-        args.export_parser.error(f"--fps must be an integer in [1, 10000], got {fps}")
     with args.console.bar(desc=f"export {len(inputs)} recording(s)", unit=" frames") as bar:
         result = export_lerobot(inputs, out, fps=fps, task=args.task, collections=args.collection,
                                 hands=not args.no_hands, progress=bar)

@@ -16,8 +16,7 @@ import time
 from ..errors import ProducerError
 from ..producers.emulated.fault_schedule import FAULT_KINDS, FaultSchedule, ScheduledFault, parse_fault
 from .args import existing_file, positive_int, positive_rate, positive_seconds, seed
-from .cmd_view import add_foxglove_arguments
-from .common import (add_publish_arguments, add_recording_arguments, add_view_recording_argument, exit_code, run_producer,
+from .common import (add_foxglove_arguments, add_publish_arguments, add_recording_arguments, add_view_recording_argument, exit_code, run_producer,
                      wants_zenoh)
 
 def register(subparsers) -> None:

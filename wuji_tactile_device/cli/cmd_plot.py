@@ -3,9 +3,8 @@ maps and the taxels in the wrist frame (see `wuji_tactile_device.plot`)."""
 from __future__ import annotations
 
 import argparse
-import math
 
-from .args import nonnegative_seconds
+from .args import nonnegative_seconds, positive_newtons
 from .output import require_extra
 
 
@@ -13,12 +12,9 @@ def _newtons(text: str) -> float | str:
     if text == "recording":
         return text
     try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of newtons nor 'recording': {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"colour range must be a finite number of newtons > 0, got {text!r}")
-    return value
+        return positive_newtons(text)
+    except argparse.ArgumentTypeError as exc:
+        raise argparse.ArgumentTypeError(f"{exc}, or 'recording'") from None
 
 
 def register(subparsers) -> None:

@@ -17,9 +17,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import RecordingError
-from .cmd_view import add_foxglove_arguments
 from .args import nonnegative_seconds, positive_int, positive_rate, positive_seconds
-from .common import add_zenoh_arguments, exit_code, open_zenoh, run_producers
+from .common import add_foxglove_arguments, add_zenoh_arguments, exit_code, open_zenoh, run_producers
 
 if TYPE_CHECKING:
     from ..streams.tracker import TactileFrame
@@ -64,8 +63,6 @@ def run(args: argparse.Namespace) -> int:
     probe.close()
     start_ns = None if args.start is None or t0 is None else t0 + int(args.start * 1e9)
     end_ns = None if args.end is None or t0 is None else t0 + int(args.end * 1e9)
-    if args.every < 1:
-        raise RecordingError(f"--every must be >= 1, got {args.every}")
     with McapReplay(args.input, speed=speed, start_ns=start_ns, end_ns=end_ns, loop=args.loop,
                     collections=args.collection, clock=args.clock) as replay:
         if args.publish:

@@ -18,9 +18,8 @@ import argparse
 import numpy as np
 
 from ..errors import ProducerError
-from .cmd_view import add_foxglove_arguments
 from .args import existing_file, output_file, positive_rate, positive_seconds, seed
-from .common import add_publish_arguments, add_recording_arguments, add_view_recording_argument, exit_code, run_producer
+from .common import add_foxglove_arguments, add_publish_arguments, add_recording_arguments, add_view_recording_argument, exit_code, run_producer
 
 
 #: `producers.sim.scenarios.SCENARIOS`, spelled out so that `--help` does not load MuJoCo (a test
@@ -96,8 +95,6 @@ def run(args: argparse.Namespace) -> int:
         from ..producers.sim.sensor_model import SensorModel
 
         scenario.sensor_model = SensorModel.from_file(args.sensor_model, args.hand, seed=args.seed)
-    if args.duration is not None and not args.duration > 0:
-        raise ProducerError(f"--duration must be > 0 s, got {args.duration}")
     frames = None if args.duration is None else int(round(args.duration * 100))
     producer = SimProducer(scenario, side=args.hand, seed=args.seed, collection_id=args.collection,
                            images=bool(args.images), max_frames=frames, log_clock=args.log_clock,

@@ -11,9 +11,7 @@ pad resultants. A recording with hand channels (Isaac Teleop's `core.HandPoseRec
 from __future__ import annotations
 
 import argparse
-import math
 import os
-import sys
 import time
 
 from ..errors import TactileError
@@ -21,29 +19,7 @@ from .output import require_extra
 from .common import add_zenoh_arguments, open_transport_from
 
 
-from .args import positive_rate, positive_seconds
-
-
-def _positive(unit: str):
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number of {unit}: {text!r}") from None
-        if not math.isfinite(value) or value <= 0:
-            raise argparse.ArgumentTypeError(f"must be a finite number of {unit} > 0, got {text!r}")
-        return value
-    return parse
-
-
-def _port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a TCP port: {text!r}") from None
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"TCP port must be 0…65535 (0: any free port), got {value}")
-    return value
+from .args import positive_float, positive_newtons, positive_rate, positive_seconds, tcp_port
 
 
 def register(subparsers) -> None:
@@ -59,10 +35,10 @@ def register(subparsers) -> None:
                    help="collection to show, e.g. tactile/right (repeatable; live default tactile/right, "
                         "file default: all of its collections)")
     p.add_argument("--host", default="127.0.0.1", help="address to serve on (default 127.0.0.1: this machine only)")
-    p.add_argument("--port", type=_port, default=8765, help="TCP port (default 8765; 0: any free port)")
-    p.add_argument("--range", type=_positive("newtons"), default=None, dest="force_range", metavar="N",
+    p.add_argument("--port", type=tcp_port, default=8765, help="TCP port (default 8765; 0: any free port)")
+    p.add_argument("--range", type=positive_newtons, default=None, dest="force_range", metavar="N",
                    help="fixed |f| range of the taxel colours and sizes [N] (default 0.25)")
-    p.add_argument("--arrow-scale", type=_positive("mm per newton"), default=40.0, metavar="MM_PER_N",
+    p.add_argument("--arrow-scale", type=positive_float("mm per newton"), default=40.0, metavar="MM_PER_N",
                    help="pad resultant arrow length [mm per N] (default 40)")
     p.add_argument("--scene-rate", type=positive_rate, default=30.0, metavar="HZ",
                    help="most scene updates per second of data (default 30; every frame still goes out on "
@@ -153,29 +129,3 @@ def _loop(args: argparse.Namespace, source, trackers, guard) -> None:
             args.console.note(f"end of {args.input}; its last frame stays on view until Ctrl-C")
         if not moved:
             time.sleep(0.002)
-
-
-def add_foxglove_arguments(parser: argparse.ArgumentParser) -> None:
-    """`--foxglove` and its options, for commands that produce or replay in this process."""
-    g = parser.add_argument_group("Foxglove live view (extra 'view')")
-    g.add_argument("--foxglove", action="store_true",
-                   help="also serve a live 3-D view to Foxglove (see `wuji-tactile view --help`)")
-    g.add_argument("--foxglove-host", default="127.0.0.1", metavar="HOST",
-                   help="address of the view (default 127.0.0.1: this machine only)")
-    g.add_argument("--foxglove-port", type=_port, default=8765, metavar="PORT", help="TCP port (default 8765)")
-    g.add_argument("--foxglove-range", type=_positive("newtons"), default=None, metavar="N",
-                   help="fixed |f| range of the taxel colours and sizes [N] (default 0.25)")
-
-
-def open_foxglove(args: argparse.Namespace, transport, collections: list[str]):
-    """A `TrackedView` on `transport` when `--foxglove` was given (print its address), else None."""
-    if not getattr(args, "foxglove", False):
-        return None
-    require_extra("foxglove", "view")
-    from ..integrations.foxglove_view import DEFAULT_FORCE_RANGE_N, TrackedView
-
-    view = TrackedView(transport, collections, host=args.foxglove_host, port=args.foxglove_port,
-                       force_range_n=args.foxglove_range or DEFAULT_FORCE_RANGE_N)
-    print(f"foxglove: serving {', '.join(collections)} on ws://{args.foxglove_host}:{view.view.port} "
-          "(Foxglove: Open connection → Foxglove WebSocket)", file=sys.stderr)
-    return view

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import TransportError
-from .args import existing_file, output_file
+from .args import existing_file, output_file, positive_newtons, tcp_port
 
 
 # -- transport -----------------------------------------------------------------------------------
@@ -133,6 +133,18 @@ def add_log_time_argument(parser: argparse.ArgumentParser) -> None:
 
 
 # -- live view -----------------------------------------------------------------------------------
+def add_foxglove_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--foxglove` and its options, for commands that produce or replay in this process."""
+    g = parser.add_argument_group("Foxglove live view (extra 'view')")
+    g.add_argument("--foxglove", action="store_true",
+                   help="also serve a live 3-D view to Foxglove (see `wuji-tactile view --help`)")
+    g.add_argument("--foxglove-host", default="127.0.0.1", metavar="HOST",
+                   help="address of the view (default 127.0.0.1: this machine only)")
+    g.add_argument("--foxglove-port", type=tcp_port, default=8765, metavar="PORT", help="TCP port (default 8765)")
+    g.add_argument("--foxglove-range", type=positive_newtons, default=None, metavar="N",
+                   help="fixed |f| range of the taxel colours and sizes [N] (default 0.25)")
+
+
 def open_foxglove_sink(args: argparse.Namespace, transport, collections: list[str], *, hands=None, say=None):
     """The run loop's Foxglove view (`integrations.foxglove_live.FoxgloveSink`) when `--foxglove`
     was given (its address told through `say`, default a line on stderr), else None. `hands`: a
