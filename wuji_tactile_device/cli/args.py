@@ -7,6 +7,12 @@ import argparse
 import math
 import os
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..producers.emulated.fault_schedule import ScheduledFault
 
 
 def _float(text: str) -> float:
@@ -130,6 +136,26 @@ def output_file(text: str) -> str:
     if not os.access(folder, os.W_OK):
         raise argparse.ArgumentTypeError(f"{text!r}: directory {folder!r} is not writable")
     return text
+
+
+def fault(text: str) -> ScheduledFault:
+    """An emulated hand's fault, `KIND:FINGER@T0[-T1]` (`producers.emulated.fault_schedule`)."""
+    from ..producers.emulated.fault_schedule import parse_fault
+
+    try:
+        return parse_fault(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix(f"fault {text!r}: ") + f" (got {text!r})") from None
+
+
+def base_pose(text: str) -> np.ndarray:
+    """A fixed pose `X,Y,Z,QX,QY,QZ,QW` [m, unit quaternion] → (7,) (`producers.hardware.hand_pose`)."""
+    from ..producers.hardware.hand_pose import parse_base_pose
+
+    try:
+        return parse_base_pose(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 class OneLineParser(argparse.ArgumentParser):

@@ -14,8 +14,8 @@ import sys
 import time
 
 from ..errors import ProducerError
-from ..producers.emulated.fault_schedule import FAULT_KINDS, FaultSchedule, ScheduledFault, parse_fault
-from .args import existing_file, positive_int, positive_rate, positive_seconds, seed
+from ..producers.emulated.fault_schedule import FAULT_KINDS, FaultSchedule
+from .args import base_pose, existing_file, fault, positive_int, positive_rate, positive_seconds, seed
 from .common import (add_foxglove_arguments, add_publish_arguments, add_recording_arguments, add_view_recording_argument, exit_code, run_producer,
                      wants_zenoh)
 
@@ -53,7 +53,7 @@ def register(subparsers) -> None:
     emu.add_argument("--sensor-model", metavar="FILE.json", type=existing_file,
                      help="sensor model applied to the simulated forces before the emulated device encodes "
                           "them (see `wuji-tactile sim --help`), seeded by --seed")
-    emu.add_argument("--fault", action="append", default=[], metavar="KIND:FINGER@T0[-T1]", type=_fault_argument,
+    emu.add_argument("--fault", action="append", default=[], metavar="KIND:FINGER@T0[-T1]", type=fault,
                      help=f"inject a fault at scenario time T0 [s] (until T1 for offline/stall); KIND in "
                           f"{', '.join(FAULT_KINDS)}; e.g. offline:ring@1.0-1.5, truncated:index@0.3, "
                           "revise:middle@2 (new encoding), jump@2.0 (device clock +10 s); repeatable")
@@ -77,7 +77,7 @@ def register(subparsers) -> None:
     out.add_argument("--collection", metavar="ID", help="collection id (default tactile/<hand>)")
     add_recording_arguments(out, ", with the device's own per-finger resultants and temperatures on topic "
                                  "<collection>/device_resultants")
-    out.add_argument("--base-pose", metavar="X,Y,Z,QX,QY,QZ,QW", type=_base_pose,
+    out.add_argument("--base-pose", metavar="X,Y,Z,QX,QY,QZ,QW", type=base_pose,
                      help="fixed pose [m, unit quaternion] of the hand's OpenXR wrist frame in your base frame, for "
                           "the recorded hand poses (default: the wrist frame is the base; the hand does not measure "
                           "where its wrist is)")
@@ -92,15 +92,6 @@ def register(subparsers) -> None:
                      help="re-zero all five pads (they must be unloaded) and exit")
     cal.add_argument("--yes", action="store_true", help="do not ask for confirmation that the pads are unloaded")
     p.set_defaults(run=run)
-
-
-def _base_pose(text: str):
-    from ..producers.hardware.hand_pose import parse_base_pose
-
-    try:
-        return parse_base_pose(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _config(args, side: str):
@@ -156,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
         return _calibrate(args)
     if not args.record and not wants_zenoh(args) and not getattr(args, "foxglove", False):
         print("wuji-tactile hw: note: nothing leaves this process (no --record, --publish inproc)", file=sys.stderr)
-    faults = list(args.fault)  # parsed by _fault_argument
+    faults = list(args.fault)  # parsed by args.fault
     if faults and not args.emulate:
         raise ProducerError("--fault needs --emulate (faults are injected into the emulated hand)")
     device, emu, side = _open_device(args)
@@ -215,14 +206,6 @@ def _publish(args, device, emu, side: str, faults) -> int:
           f"{sum(c.saturated.values())}; recoveries {c.recovery.recovered}, reconnects "
           f"{c.link.reconnects}" + (f"; wrote {args.record}" if args.record else ""), file=sys.stderr)
     return exit_code(run)
-
-
-def _fault_argument(text: str) -> ScheduledFault:
-    """`--fault` as parsed: a bad one is a usage error (exit 2)."""
-    try:
-        return parse_fault(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc).removeprefix(f"fault {text!r}: ") + f" (got {text!r})") from None
 
 
 def _calibrate(args) -> int:
