@@ -21,9 +21,7 @@ def make_metadata(num_taxels: int = 20, joint_ids=DISTAL_JOINTS, seed: int = 0) 
     tax = np.zeros((num_taxels, 7))
     tax[:, :3] = rng.uniform(-0.1, 0.1, (num_taxels, 3))
     tax[:, 3:] = matrix_to_quat(rpy_to_matrix(rng.uniform(-1, 1, (num_taxels, 3))))
-    idx = np.repeat((np.arange(num_taxels) % J)[:, None], 4, axis=1)
-    weights = np.tile([1.0, 0.0, 0.0, 0.0], (num_taxels, 1))
-    return TactileMetadata(joint_ids, seg, tax, idx, weights)
+    return TactileMetadata.rigid(joint_ids, seg, tax, np.arange(num_taxels) % J)
 
 
 @pytest.fixture

@@ -3,6 +3,8 @@ independently of the package's geometry (axis-angle rotations, Rodrigues matrice
 compute expected values by hand. Not a fixture module: imported explicitly."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from wuji_tactile_device.contract import HandJoint
@@ -78,16 +80,14 @@ class CurvedPadLayout:
         self.seg_m = np.array(seg_m)
         self.local_m = np.array(local_m)
         self.seg_of = np.array(seg_of)
-        n = len(seg_of)
         taxel_m = self.seg_m[self.seg_of] @ self.local_m
-        indices = np.repeat(self.seg_of[:, None], 4, axis=1)
-        weights = np.zeros((n, 4))
-        weights[:, 0] = 1.0
+        self.metadata = TactileMetadata.rigid(DISTAL, np.array([pose_of(m) for m in self.seg_m]),
+                                              np.array([pose_of(m) for m in taxel_m]), self.seg_of)
         if blended_taxel is not None:  # split one taxel between its segment and the next one
+            indices, weights = self.metadata.segment_indices.copy(), self.metadata.segment_weights.copy()
             indices[blended_taxel, 1] = (self.seg_of[blended_taxel] + 1) % len(DISTAL)
             weights[blended_taxel, :2] = 0.5
-        self.metadata = TactileMetadata(DISTAL, np.array([pose_of(m) for m in self.seg_m]),
-                                        np.array([pose_of(m) for m in taxel_m]), indices, weights)
+            self.metadata = dataclasses.replace(self.metadata, segment_indices=indices, segment_weights=weights)
         self.metadata.validate()
         # The metadata stores float32: keep the exact stored transforms for expected values.
         self.seg_m = np.array([_matrix_of(p) for p in self.metadata.segment_bind_poses])

@@ -27,11 +27,7 @@ def small_metadata(taxels_per_segment: int = 3, *, x_offset: float = 0.0) -> Tac
     taxel_poses[:, 1] = 0.008
     taxel_poses[:, 2] = -0.1 - 0.004 * np.tile(np.arange(taxels_per_segment), J)
     taxel_poses[:, 6] = 1.0
-    indices = np.zeros((n, 4), dtype=np.int64)
-    indices[:, 0] = seg
-    weights = np.zeros((n, 4))
-    weights[:, 0] = 1.0
-    return TactileMetadata(DISTAL, segment_poses, taxel_poses, indices, weights)
+    return TactileMetadata.rigid(DISTAL, segment_poses, taxel_poses, seg)
 
 
 def forces_for(sequence: int, num_taxels: int) -> np.ndarray:

@@ -1,6 +1,8 @@
 """Pose algebra, rebasing and LBS, checked against independent matrix arithmetic."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from conftest import DISTAL_JOINTS, make_metadata
@@ -62,7 +64,7 @@ def test_identity_bind_and_current_poses_pass_taxels_through():
     md = make_metadata(40)
     J = md.num_segments
     ident = np.tile(g.IDENTITY_POSE, (J, 1))
-    md_identity = TactileMetadata(md.joint_ids, ident, md.taxel_bind_poses, md.segment_indices, md.segment_weights)
+    md_identity = dataclasses.replace(md, segment_bind_poses=ident)
     assert np.allclose(g.skin_taxel_positions(md_identity, ident), md.taxel_bind_poses[:, :3], atol=1e-7)
     # Current == bind, for any bind poses, also passes through.
     assert np.allclose(g.skin_taxel_positions(md, md.segment_bind_poses), md.taxel_bind_poses[:, :3], atol=1e-6)
@@ -92,7 +94,8 @@ def test_rigid_attachment_equals_the_rigid_transform():
 def test_blended_taxel_is_the_weighted_mix_and_has_no_rigid_frame():
     joints = DISTAL_JOINTS[:2]
     ident = np.tile(g.IDENTITY_POSE, (2, 1))
-    md = TactileMetadata(joints, ident, [[0.01, 0, 0, 0, 0, 0, 1]], [[0, 1, 0, 0]], [[0.25, 0.75, 0, 0]])
+    md = TactileMetadata(joint_ids=joints, segment_bind_poses=ident, taxel_bind_poses=[[0.01, 0, 0, 0, 0, 0, 1]],
+                         segment_indices=[[0, 1, 0, 0]], segment_weights=[[0.25, 0.75, 0, 0]])
     md.validate()
     current = ident.copy()
     current[1, :3] = [0, 0.04, 0]  # second segment moved 4 cm along y

@@ -2,6 +2,8 @@
 session, and replay behaving exactly like the live tracker input."""
 from __future__ import annotations
 
+import dataclasses
+
 import time
 
 import numpy as np
@@ -14,7 +16,6 @@ from conftest import make_metadata
 from mcap_helpers import STEP_NS, forces_for, official_messages, record
 from wuji_tactile_device.errors import MetadataValidationError, RecordingError
 from wuji_tactile_device.contract import DeviceDataTimestamp, encode_metadata_record, encode_tactile_record
-from wuji_tactile_device.contract import TactileMetadata
 from wuji_tactile_device.streams.publisher import TactilePublisher
 from wuji_tactile_device.recording import McapRecorder, McapReplay
 from wuji_tactile_device.streams.tracker import TactileTracker
@@ -204,7 +205,7 @@ def test_invalid_metadata_is_replayed_unchanged_and_refused_like_live(tmp_path):
     good = make_metadata(20)
     weights = np.array(good.segment_weights)
     weights[3] = (0.5, 0.2, 0.0, 0.0)  # taxel 3 weights sum to 0.7
-    bad = TactileMetadata(good.joint_ids, good.segment_bind_poses, good.taxel_bind_poses, good.segment_indices, weights)
+    bad = dataclasses.replace(good, segment_weights=weights)
     meta = encode_metadata_record(bad, DeviceDataTimestamp(1, 1, 1))
 
     def feed(bus):

@@ -2,6 +2,8 @@
 figures' panels and labels, and the PNG files written from a real MCAP recording."""
 from __future__ import annotations
 
+import dataclasses
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -14,7 +16,6 @@ import pytest
 from retargeting_helpers import CurvedPadLayout, press_profile, record_synthetic
 from wuji_tactile_device.errors import DataLayoutError, RecordingError, TactileError
 from wuji_tactile_device.contract import HandJoint
-from wuji_tactile_device.contract import TactileMetadata
 from wuji_tactile_device.contract.pads import FINGERS, pad_layout, pad_resultants
 from wuji_tactile_device.plot import (load_recording, plot_layout, plot_recording, plot_resultants,
                                       plot_taxel_maps)
@@ -53,7 +54,7 @@ def test_pad_layout_refuses_a_taxel_off_the_fingers(layout):
     joint_ids = (HandJoint.WRIST,) + md.joint_ids[1:]
     poses = md.segment_bind_poses.copy()
     poses[0] = [0, 0, 0, 0, 0, 0, 1]
-    bad = TactileMetadata(joint_ids, poses, md.taxel_bind_poses, md.segment_indices, md.segment_weights)
+    bad = dataclasses.replace(md, joint_ids=joint_ids, segment_bind_poses=poses)
     with pytest.raises(DataLayoutError, match=r"taxel 0 is attached to segment 0 \(WRIST\)"):
         pad_layout(bad)
 

@@ -2,6 +2,8 @@
 both ends, restarts, gaps, and two collections side by side."""
 from __future__ import annotations
 
+import dataclasses
+
 import time
 
 import numpy as np
@@ -117,7 +119,7 @@ def test_invalid_metadata_refused_by_publisher_nothing_sent(bus, md):
     sub = bus.subscribe(CID)
     weights = np.array(md.segment_weights)
     weights[4, 0] = 0.5
-    bad = TactileMetadata(md.joint_ids, md.segment_bind_poses, md.taxel_bind_poses, md.segment_indices, weights)
+    bad = dataclasses.replace(md, segment_weights=weights)
     with pytest.raises(MetadataValidationError, match="taxel 4") as info:
         TactilePublisher(CID, bad, bus)
     assert "weight" in info.value.rule
@@ -284,7 +286,7 @@ def test_invalid_metadata_refused_by_tracker(bus, md):
     weights[2] = [0.6, 0.6, 0.0, 0.0]
     indices = np.array(md.segment_indices)
     indices[2, 1] = 1
-    bad = TactileMetadata(md.joint_ids, md.segment_bind_poses, md.taxel_bind_poses, indices, weights)
+    bad = dataclasses.replace(md, segment_indices=indices, segment_weights=weights)
     tracker = TactileTracker(CID, bus)
     link = bus.open_producer(CID, 5)
     link.publish(Stream.METADATA, metadata_bytes(bad), 0)

@@ -6,6 +6,8 @@ own collection ids, so one peer serves the module; the crash test starts (and ki
 Teardown stops every child and closes every session (the listener's port is released)."""
 from __future__ import annotations
 
+import dataclasses
+
 import itertools
 import json
 import os
@@ -24,7 +26,6 @@ from streams_helpers import free_port
 from wuji_tactile_device.errors import (DataLayoutError, InvalidMessageError, MessageTooLargeError,
                                         MetadataMismatchError, MetadataValidationError, TransportError)
 from wuji_tactile_device.contract import DeviceDataTimestamp, encode_metadata_record, encode_tactile_record
-from wuji_tactile_device.contract import TactileMetadata
 from wuji_tactile_device.streams.tracker import TactileTracker
 from wuji_tactile_device.streams.zenoh_transport import (ATTACHMENT, ZenohTransport, build_config,
                                                            liveliness_key)
@@ -244,7 +245,7 @@ def test_invalid_metadata_refused_at_both_ends(net, peer, cid):
     md = small_metadata()
     weights = np.array(md.segment_weights)
     weights[4, 0] = 0.5
-    invalid = TactileMetadata(md.joint_ids, md.segment_bind_poses, md.taxel_bind_poses, md.segment_indices, weights)
+    invalid = dataclasses.replace(md, segment_weights=weights)
     raw(peer, cid, 5, "metadata", encode_metadata_record(invalid, TS), 0)
     with pytest.raises(MetadataValidationError, match=f"{cid}.*0000000000000005.*taxel 4"):
         wait_until(lambda: False, tracker=tracker)

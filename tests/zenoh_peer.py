@@ -11,6 +11,8 @@ Replies: {"ok": true, ...} or {"ok": false, "error": <exception class>, "message
 """
 from __future__ import annotations
 
+import dataclasses
+
 import argparse
 import json
 import os
@@ -40,7 +42,7 @@ def variant(name: str) -> TactileMetadata:
         md = small_metadata()
         weights = np.array(md.segment_weights)
         weights[4, 0] = 0.5
-        return TactileMetadata(md.joint_ids, md.segment_bind_poses, md.taxel_bind_poses, md.segment_indices, weights)
+        return dataclasses.replace(md, segment_weights=weights)
     raise ValueError(f"unknown metadata variant {name!r}")
 
 

@@ -18,8 +18,7 @@ def main() -> int:
     n = segment.size
     poses = np.tile([0.0, 0, 0, 0, 0, 0, 1], (n, 1))
     poses[:, 0] = segment * 0.02  # synthetic geometry: one row of taxels per segment
-    metadata = TactileMetadata(tuple(counts), np.tile([0.0, 0, 0, 0, 0, 0, 1], (5, 1)), poses,
-                               np.repeat(segment[:, None], 4, axis=1), np.tile([1.0, 0, 0, 0], (n, 1))).validate()
+    metadata = TactileMetadata.rigid(tuple(counts), np.tile([0.0, 0, 0, 0, 0, 0, 1], (5, 1)), poses, segment).validate()
     print(f"metadata: {metadata}, {len(metadata.encode())} bytes encoded, valid")
     forces = np.zeros((n, 3), np.float32)
     forces[:40, 2] = -0.0125  # 0.5 N pressing into the thumb pad, spread over its 40 taxels

@@ -36,9 +36,7 @@ def synthetic_metadata() -> TactileMetadata:
     taxels[:, 1] = 0.008
     taxels[:, 2] = segment_poses[seg, 2] + np.tile(V, J) * PITCH_M
     taxels[:, 3:7] = [-np.sqrt(0.5), 0.0, 0.0, np.sqrt(0.5)]  # -90° about x: taxel +Z = +Y
-    indices, weights = np.zeros((J * P, 4), np.int64), np.zeros((J * P, 4))
-    indices[:, 0], weights[:, 0] = seg, 1.0
-    return TactileMetadata(SEGMENTS, segment_poses, taxels, indices, weights)
+    return TactileMetadata.rigid(SEGMENTS, segment_poses, taxels, seg)
 
 
 def synthetic_forces(t: float, num_pads: int) -> np.ndarray:

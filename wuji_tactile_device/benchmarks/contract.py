@@ -59,10 +59,9 @@ def run(quick: bool = False) -> Section:
 
 def _metadata_176() -> TactileMetadata:
     n = 176
-    idx = np.repeat((np.arange(n) % 5)[:, None], 4, axis=1)
     poses = np.tile([0.0, 0, 0, 0, 0, 0, 1], (n, 1))
     from ..contract import HandJoint
 
     joints = [HandJoint.THUMB_DISTAL, HandJoint.INDEX_DISTAL, HandJoint.MIDDLE_DISTAL, HandJoint.RING_DISTAL,
               HandJoint.LITTLE_DISTAL]
-    return TactileMetadata(joints, np.tile([0.0, 0, 0, 0, 0, 0, 1], (5, 1)), poses, idx, np.tile([1.0, 0, 0, 0], (n, 1)))
+    return TactileMetadata.rigid(joints, np.tile([0.0, 0, 0, 0, 0, 0, 1], (5, 1)), poses, np.arange(n) % 5)

@@ -48,9 +48,7 @@ def _metadata():
     tax[:, :3] = rng.uniform(-0.1, 0.1, (TAXELS, 3))
     tax[:, 3:] = matrix_to_quat(rpy_to_matrix(rng.uniform(-1, 1, (TAXELS, 3))))
     counts = (40, 34, 34, 34, 34)
-    idx = np.repeat(np.repeat(np.arange(5), counts)[:, None], 4, axis=1)
-    w = np.tile([1.0, 0.0, 0.0, 0.0], (TAXELS, 1))
-    return TactileMetadata(joints, seg, tax, idx, w)
+    return TactileMetadata.rigid(joints, seg, tax, np.repeat(np.arange(5), counts))
 
 
 def _messages():

@@ -87,12 +87,8 @@ def _metadata():
     joints = [HandJoint.THUMB_DISTAL, HandJoint.INDEX_DISTAL, HandJoint.MIDDLE_DISTAL, HandJoint.RING_DISTAL,
               HandJoint.LITTLE_DISTAL]
     seg = np.repeat(np.arange(5), [40, 34, 34, 34, 34])
-    idx = np.zeros((NUM_TAXELS, 4), np.int64)
-    idx[:, 0] = seg
-    w = np.zeros((NUM_TAXELS, 4))
-    w[:, 0] = 1.0
     identity = [0.0, 0, 0, 0, 0, 0, 1]
-    return TactileMetadata(joints, np.tile(identity, (5, 1)), np.tile(identity, (NUM_TAXELS, 1)), idx, w)
+    return TactileMetadata.rigid(joints, np.tile(identity, (5, 1)), np.tile(identity, (NUM_TAXELS, 1)), seg)
 
 
 def _forces(i: int) -> np.ndarray:

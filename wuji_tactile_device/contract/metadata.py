@@ -8,10 +8,12 @@ WRIST (skeleton root) frame at the bind configuration; `segment_indices` / `segm
 ordinal. The wire stores float32, so poses and weights are held as float32: what you build is
 exactly what a consumer decodes, and encode → decode round-trips bit for bit.
 
-The four LBS arrays are declared ONCE, as the dataclass fields below (width, row count, kind and
-schema field id in each field's `metadata`); `ARRAY_FIELDS` is derived from them, and the codec,
-validation, difference reporting, pads and the retargeting layout all iterate over it. Adding an
-array field = schema + regenerated code + one field here (+ a rule in validation if it needs one).
+The four LBS arrays are declared ONCE, as the dataclass fields below (width, row count, kind,
+schema field id and whether it may be absent in each field's `metadata`); `ARRAY_FIELDS` is
+derived from them, and the codec, validation, difference reporting, pads, the exports, inspect,
+the views and the retargeting layout all iterate over it. Adding an array field = schema +
+regenerated code + one field here (+ a value rule in validation only for a new kind). Fields are
+keyword-only, so a new optional array (default None: absent, not written) breaks no caller.
 
 Decoding accepts records written without a file identifier (as upstream writers do) by checking
 their structure instead; the rule is `records.root_table`'s.
@@ -43,18 +45,35 @@ class ArrayField(NamedTuple):
     name: str
     width: int  # values per row
     rows: str  # "segments" (J) or "taxels" (N)
-    kind: str  # "pose" (x y z qx qy qz qw), "index" (segment slot), "weight" (slot weight)
+    kind: str  # "pose" (x y z qx qy qz qw), "index" (segment slot), "weight" (slot weight), "value" (finite float)
     schema_id: int  # field id in the LBS table
     dtype: type  # held as (float32 like the wire, or int64 for indices)
+    optional: bool = False  # may be absent (None): not written then, and read as None when missing
 
 
 #: How each kind travels in the LBS table: numpy element type and bytes per vector element.
-WIRE_ELEMENT = {"pose": ("<f4", 28), "index": ("<u2", 2), "weight": ("<f4", 4)}
+WIRE_ELEMENT = {"pose": ("<f4", 28), "index": ("<u2", 2), "weight": ("<f4", 4), "value": ("<f4", 4)}
 
 
-def _array(width: int, rows: str, kind: str, schema_id: int, dtype: type) -> Any:
-    # A field specifier, typed as the field's value the way `dataclasses.field` itself is.
-    return dataclasses.field(metadata={"array": (width, rows, kind, schema_id, dtype)})
+def _array(width: int, rows: str, kind: str, schema_id: int, dtype: type, *, optional: bool = False) -> Any:
+    """Declare one LBS array field (an optional one defaults to None: absent). Typed as the
+    field's value, the way `dataclasses.field` itself is."""
+    meta = {"array": (width, rows, kind, schema_id, dtype, optional)}
+    if optional:
+        return dataclasses.field(default=None, metadata=meta)
+    return dataclasses.field(metadata=meta)
+
+
+class _DeclaredArrays:
+    """`cls.ARRAY_FIELDS`: the array fields a metadata class declares, read from its dataclass
+    fields (so a subclass that declares one more array has it in its own `ARRAY_FIELDS`)."""
+
+    def __get__(self, obj: object, cls: type) -> tuple[ArrayField, ...]:
+        found: tuple[ArrayField, ...] | None = cls.__dict__.get("_array_fields")  # per class, not inherited
+        if found is None:
+            found = tuple(ArrayField(f.name, *f.metadata["array"]) for f in dataclasses.fields(cls) if "array" in f.metadata)
+            type.__setattr__(cls, "_array_fields", found)
+        return found
 
 
 def _joint(value: object) -> object:
@@ -83,9 +102,13 @@ def _shaped(spec: ArrayField, value: object) -> np.ndarray:
     return out
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
+@dataclasses.dataclass(frozen=True, eq=False, kw_only=True)
 class TactileMetadata:
-    """Static layout of one tactile stream: HandSkeletonRef segments + LBS bind poses/weights."""
+    """Static layout of one tactile stream: HandSkeletonRef segments + LBS bind poses/weights.
+    Keyword-only (a new optional array never breaks a caller); the four arrays of the contract
+    are required; `rigid(...)` builds the usual one-segment-per-taxel layout."""
+
+    ARRAY_FIELDS = _DeclaredArrays()  # the declared arrays, in declaration (= schema) order
 
     joint_ids: tuple  # J HandJoint ids, the ordered segment list
     segment_bind_poses: np.ndarray = _array(7, "segments", "pose", 0, np.float32)  # (J, 7) wrist frame
@@ -95,8 +118,24 @@ class TactileMetadata:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "joint_ids", tuple(_joint(j) for j in self.joint_ids))
-        for spec in ARRAY_FIELDS:
-            object.__setattr__(self, spec.name, _shaped(spec, getattr(self, spec.name)))
+        for spec in self.ARRAY_FIELDS:
+            value = getattr(self, spec.name)
+            if value is None and not spec.optional:
+                raise MetadataValidationError("array shape", f"{spec.name} is required (the contract has no default)")
+            object.__setattr__(self, spec.name, None if value is None else _shaped(spec, value))
+
+    @classmethod
+    def rigid(cls, joint_ids, segment_bind_poses, taxel_bind_poses, segment_of_taxel, **optional: Any) -> TactileMetadata:
+        """A layout whose every taxel rides rigidly on one segment: `segment_of_taxel` (N,) indices
+        into `joint_ids` (repeated in all four slots), weights (1, 0, 0, 0). Poses as in the
+        fields [m, wrist frame]; `optional`: optional arrays by name."""
+        seg = np.asarray(segment_of_taxel)
+        if seg.ndim != 1:
+            raise ValueError(f"segment_of_taxel must be a 1-D array of segment indices, got shape {seg.shape}")
+        weights = np.zeros((len(seg), 4))
+        weights[:, 0] = 1.0
+        return cls(joint_ids=joint_ids, segment_bind_poses=segment_bind_poses, taxel_bind_poses=taxel_bind_poses,
+                   segment_indices=np.repeat(seg[:, None], 4, axis=1), segment_weights=weights, **optional)
 
     @property
     def num_segments(self) -> int:
@@ -109,8 +148,9 @@ class TactileMetadata:
         return int(self.taxel_bind_poses.shape[0])
 
     def arrays(self) -> dict[str, np.ndarray]:
-        """The LBS arrays by field name, in declaration order."""
-        return {spec.name: getattr(self, spec.name) for spec in ARRAY_FIELDS}
+        """The LBS arrays present, by field name, in declaration order (an absent optional array
+        is left out)."""
+        return {spec.name: a for spec in self.ARRAY_FIELDS if (a := getattr(self, spec.name)) is not None}
 
     def validate(self) -> TactileMetadata:
         """Check every contract rule; raise `MetadataValidationError` naming the rule and the
@@ -135,7 +175,7 @@ class TactileMetadata:
     def decode(cls, buf: bytes, *, max_size: int | None = None) -> TactileMetadata:
         """Verify and decode a `TactileMetadata` FlatBuffer (rules are not validated here)."""
         n = flatbuf.check_size(buf, max_size, "TactileMetadata")
-        return read_metadata_table(buf, n, root_table(buf, n, METADATA_FILE_IDENTIFIER, "TactileMetadata"))
+        return read_metadata_table(buf, n, root_table(buf, n, METADATA_FILE_IDENTIFIER, "TactileMetadata"), cls)
 
     def difference(self, other: TactileMetadata) -> str:
         """Name the first field where `other` differs from this layout ('' when equal)."""
@@ -144,8 +184,12 @@ class TactileMetadata:
                     f"{self.num_segments} / {self.num_taxels}")
         if self._joint_key() != other._joint_key():
             return f"joint ids {list(other._joint_key())} vs adopted {list(self._joint_key())}"
-        for spec in ARRAY_FIELDS:
-            a, b = getattr(self, spec.name), getattr(other, spec.name)
+        for spec in self.ARRAY_FIELDS:
+            a, b = getattr(self, spec.name), getattr(other, spec.name, None)
+            if a is None or b is None:
+                if (a is None) != (b is None):
+                    return f"{spec.name} {'absent' if b is None else 'present'} vs adopted {'absent' if a is None else 'present'}"
+                continue
             if a.shape != b.shape:
                 return f"{spec.name} shape {b.shape} vs adopted {a.shape}"
             diff = np.argwhere(a != b)
@@ -158,7 +202,7 @@ class TactileMetadata:
         return tuple(int(j) if isinstance(j, int) else j for j in self.joint_ids)
 
     def _key(self) -> tuple:
-        return (self._joint_key(), *((a.shape, a.tobytes()) for a in self.arrays().values()))
+        return (self._joint_key(), *((name, a.shape, a.tobytes()) for name, a in self.arrays().items()))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, TactileMetadata):
@@ -173,10 +217,8 @@ class TactileMetadata:
         return f"TactileMetadata({self.num_segments} segments [{names}], {self.num_taxels} taxels)"
 
 
-#: The LBS array fields, from the one declaration above, in schema order.
-ARRAY_FIELDS: tuple[ArrayField, ...] = tuple(
-    ArrayField(f.name, *f.metadata["array"]) for f in dataclasses.fields(TactileMetadata) if "array" in f.metadata)
-TactileMetadata.ARRAY_FIELDS = ARRAY_FIELDS  # type: ignore[attr-defined]  # for validation, without an import cycle
+#: The LBS array fields of `TactileMetadata`, from the one declaration above, in schema order.
+ARRAY_FIELDS: tuple[ArrayField, ...] = TactileMetadata.ARRAY_FIELDS
 
 
 class MetadataRecord(NamedTuple):
@@ -204,10 +246,12 @@ def build_metadata_table(builder: flatbuffers.Builder, metadata: TactileMetadata
         bad = int(np.flatnonzero((joints < 0) | (joints > 0xFF))[0])
         raise MetadataValidationError(
             "joint id", f"joint_ids[{bad}] = {metadata.joint_ids[bad]!r} cannot be encoded as a HandJoint (ubyte)")
-    # Vectors are written last field first: the byte order of the committed encoding.
+    # Vectors are written last field first: the byte order of the committed encoding. An absent
+    # optional array is not written (its slot stays empty: old readers see the old table).
+    fields = metadata.ARRAY_FIELDS
     vectors = {spec.schema_id: _wire_vector(builder, spec, getattr(metadata, spec.name))
-               for spec in sorted(ARRAY_FIELDS, key=lambda s: -s.schema_id)}
-    builder.StartObject(len(ARRAY_FIELDS))
+               for spec in sorted(fields, key=lambda s: -s.schema_id) if getattr(metadata, spec.name) is not None}
+    builder.StartObject(max(spec.schema_id for spec in fields) + 1)
     for schema_id in sorted(vectors, reverse=True):
         builder.PrependUOffsetTRelativeSlot(schema_id, vectors[schema_id], 0)
     lbs = builder.EndObject()
@@ -238,9 +282,15 @@ def _selection(buf, t: flatbuf.Table, index: int, name: str, expected: int, expe
                                   "the only selection this version understands")
 
 
-def _read_array(buf, n: int, lbs: flatbuf.Table, spec: ArrayField) -> np.ndarray:
+def _read_array(buf, n: int, lbs: flatbuf.Table, spec: ArrayField) -> np.ndarray | None:
     dtype, elem_size = WIRE_ELEMENT[spec.kind]
-    start, count = _required_vector(buf, n, lbs, spec.schema_id, elem_size, spec.name)
+    if spec.optional:
+        vec = flatbuf.vector(buf, n, lbs, spec.schema_id, elem_size, spec.name)
+        if vec is None:
+            return None
+        start, count = vec
+    else:
+        start, count = _required_vector(buf, n, lbs, spec.schema_id, elem_size, spec.name)
     if spec.kind == "pose":
         return np.frombuffer(buf, dtype, spec.width * count, start).reshape(count, spec.width)
     if count % spec.width:
@@ -248,8 +298,10 @@ def _read_array(buf, n: int, lbs: flatbuf.Table, spec: ArrayField) -> np.ndarray
     return np.frombuffer(buf, dtype, count, start).reshape(-1, spec.width)
 
 
-def read_metadata_table(buf, n: int, t: flatbuf.Table) -> TactileMetadata:
-    """Decode a verified TactileMetadata table (bounds-checks every vector first)."""
+def read_metadata_table(buf, n: int, t: flatbuf.Table, cls: type[TactileMetadata] | None = None) -> TactileMetadata:
+    """Decode a verified TactileMetadata table (bounds-checks every vector first) as `cls`
+    (default `TactileMetadata`)."""
+    cls = TactileMetadata if cls is None else cls
     _selection(buf, t, 0, "geometry_mapping_type", _GEOMETRY_MAPPING_LBS, "LBS")
     _selection(buf, t, 2, "segment_source_type", _SEGMENT_SOURCE_HAND_SKELETON_REF, "HAND_SKELETON_REF")
     lbs = flatbuf.subtable(buf, n, t, 1, "lbs")
@@ -264,8 +316,8 @@ def read_metadata_table(buf, n: int, t: flatbuf.Table) -> TactileMetadata:
     if count and joints.max() > NUM_HAND_JOINTS:
         bad = int(np.argmax(joints > NUM_HAND_JOINTS))
         raise InvalidMessageError(f"{skeleton.name}.joint_ids[{bad}]: value {int(joints[bad])} is not a HandJoint")
-    arrays = {spec.name: _read_array(buf, n, lbs, spec) for spec in ARRAY_FIELDS}
-    return TactileMetadata(joint_ids=joints.tolist(), **arrays)
+    arrays: dict[str, Any] = {spec.name: _read_array(buf, n, lbs, spec) for spec in cls.ARRAY_FIELDS}
+    return cls(joint_ids=joints.tolist(), **arrays)
 
 
 def encode_metadata_record(metadata: TactileMetadata, timestamp: DeviceDataTimestamp) -> bytes:

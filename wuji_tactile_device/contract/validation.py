@@ -7,8 +7,9 @@ normalised quaternion is off by ~1e-7); a WRIST segment's bind pose is identity 
 is within `IDENTITY_POSITION_TOLERANCE_M` (1e-6 m) of zero and |qw| >= 1 - 1e-5 (q and -q are the
 same rotation).
 
-The arrays are checked by kind (pose, index, weight) as declared once in `metadata.ARRAY_FIELDS`
-(reached through the metadata object, so this module needs no import of `metadata`).
+The arrays are checked by kind (pose, index, weight, value) as declared once in
+`metadata.ARRAY_FIELDS` (reached through the metadata object, so this module needs no import of
+`metadata`); an optional array that is absent has nothing to check.
 """
 from __future__ import annotations
 
@@ -74,10 +75,18 @@ def _check_weights(w: np.ndarray) -> None:
             f"taxel {taxel}: weights sum to {sums[taxel]:.7f}, must be 1 within {WEIGHT_SUM_TOLERANCE}{more}")
 
 
+def _check_values(v: np.ndarray, name: str) -> None:
+    """A "value" array: every entry finite."""
+    finite = np.isfinite(v)
+    if not finite.all():
+        (row, col), more = _first(~finite)
+        raise MetadataValidationError("finite values", f"{name} row {row} column {col}: {v[row, col]}{more}")
+
+
 def validate_metadata(md: Any) -> None:
     """Raise `MetadataValidationError` for the first broken rule of a `TactileMetadata` (checked in
     a fixed order: counts, joint ids, poses, WRIST identity, segment indices, weights)."""
-    fields = md.ARRAY_FIELDS
+    fields = [spec for spec in md.ARRAY_FIELDS if getattr(md, spec.name) is not None]
     J, N = md.num_segments, md.num_taxels
     # Counts agree.
     if J == 0:
@@ -117,3 +126,6 @@ def validate_metadata(md: Any) -> None:
     for spec in fields:
         if spec.kind == "weight":
             _check_weights(getattr(md, spec.name))
+    for spec in fields:
+        if spec.kind == "value":
+            _check_values(getattr(md, spec.name), spec.name)

@@ -326,9 +326,5 @@ def lbs_metadata(side: str, taxel_poses_in_distal: Mapping[str, np.ndarray] | Se
     segment_bind = np.stack([seg[f] for f in FINGERS])
     taxel_bind = taxel_poses_in_wrist(side, per_finger)
     counts = [len(a) for a in per_finger]
-    idx = np.repeat(np.arange(len(FINGERS)), counts)
-    indices = np.repeat(idx[:, None], 4, axis=1).astype(np.int64)
-    weights = np.zeros((len(idx), 4))
-    weights[:, 0] = 1.0
-    return TactileMetadata(joint_ids=tuple(joints[f] for f in FINGERS), segment_bind_poses=segment_bind,
-                           taxel_bind_poses=taxel_bind, segment_indices=indices, segment_weights=weights)
+    return TactileMetadata.rigid(tuple(joints[f] for f in FINGERS), segment_bind, taxel_bind,
+                                 np.repeat(np.arange(len(FINGERS)), counts))

@@ -103,18 +103,21 @@ def TactileLayout(num_segments: int, num_taxels: int) -> TensorGroupType:
     rows = {"segments": num_segments, "taxels": num_taxels}
     return TensorGroupType(f"tactile_layout_{num_segments}x{num_taxels}", [
         NDArrayType("segment_joint_ids", shape=(num_segments,), **_GRAPH_DTYPE["index"]),
-        *(NDArrayType(f.name, shape=(rows[f.rows], f.width), **_GRAPH_DTYPE[f.kind]) for f in ARRAY_FIELDS),
+        *(NDArrayType(f.name, shape=(rows[f.rows], f.width), **_GRAPH_DTYPE[f.kind]) for f in _LAYOUT_FIELDS),
     ])
 
 
-#: Graph dtype of each metadata array kind (indices as int32; poses and weights float32, as on the wire).
-_GRAPH_DTYPE = {"pose": dict(dtype=DLDataType.FLOAT, dtype_bits=32), "weight": dict(dtype=DLDataType.FLOAT, dtype_bits=32),
-                "index": dict(dtype=DLDataType.INT, dtype_bits=32)}
-_NUMPY_DTYPE = {"pose": np.float32, "weight": np.float32, "index": np.int32}
+#: Graph dtype of each metadata array kind (indices as int32; poses, weights, values float32, as on the wire).
+_FLOAT32 = dict(dtype=DLDataType.FLOAT, dtype_bits=32)
+_GRAPH_DTYPE = {"pose": _FLOAT32, "weight": _FLOAT32, "value": _FLOAT32, "index": dict(dtype=DLDataType.INT, dtype_bits=32)}
+_NUMPY_DTYPE = {"pose": np.float32, "weight": np.float32, "value": np.float32, "index": np.int32}
+#: The metadata arrays a `TactileLayout` carries: the declared arrays that are always present (a
+#: graph tensor cannot be absent, so an optional array joins the layout once it is required).
+_LAYOUT_FIELDS = tuple(f for f in ARRAY_FIELDS if not f.optional)
 
 #: Tensor positions inside a `TactileLayout` group: SEGMENT_JOINT_IDS, then one per metadata array
 #: (SEGMENT_BIND_POSES, TAXEL_BIND_POSES, SEGMENT_INDICES, SEGMENT_WEIGHTS).
-TactileLayoutIndex = IntEnum("TactileLayoutIndex", ["SEGMENT_JOINT_IDS", *(f.name.upper() for f in ARRAY_FIELDS)],
+TactileLayoutIndex = IntEnum("TactileLayoutIndex", ["SEGMENT_JOINT_IDS", *(f.name.upper() for f in _LAYOUT_FIELDS)],
                              start=0, module=__name__)
 
 
@@ -130,11 +133,16 @@ def layout_from_metadata(metadata: TactileMetadata) -> tuple[np.ndarray, ...]:
     """The five `TactileLayout` arrays of a metadata (new, read-only, contiguous)."""
     arrays = (
         np.asarray([int(j) for j in metadata.joint_ids], dtype=np.int32),
-        *(np.ascontiguousarray(getattr(metadata, f.name), dtype=_NUMPY_DTYPE[f.kind]) for f in ARRAY_FIELDS),
+        *(np.ascontiguousarray(getattr(metadata, f.name), dtype=_NUMPY_DTYPE[f.kind]) for f in _LAYOUT_FIELDS),
     )
     for a in arrays:
         a.flags.writeable = False
     return arrays
+
+
+def metadata_from_layout(arrays) -> TactileMetadata:
+    """The `TactileMetadata` of the `TactileLayout` arrays (the inverse of `layout_from_metadata`)."""
+    return TactileMetadata(joint_ids=arrays[0], **{f.name: a for f, a in zip(_LAYOUT_FIELDS, arrays[1:], strict=True)})
 
 
 def _check_counts(what: str, num_segments: int, num_taxels: int) -> None:
@@ -757,7 +765,7 @@ class TaxelSkinning(BaseRetargeter):
         different arrays arrive (`TactileSource` sends the same arrays for a whole session)."""
         arrays = tuple(layout[i] for i in TactileLayoutIndex)
         if self._layout_cache is None or any(a is not b for a, b in zip(self._layout_cache[0], arrays, strict=True)):
-            self._layout_cache = (arrays, TactileMetadata(*arrays))
+            self._layout_cache = (arrays, metadata_from_layout(arrays))
         return self._layout_cache[1]
 
 
@@ -803,7 +811,7 @@ class PadForceMagnitude(BaseRetargeter):
         # The layout is static per producer session: reuse the precomputed rotations while the
         # same arrays (TactileSource caches them per metadata) keep arriving.
         if self._pads is None or any(a is not b for a, b in zip(self._pads[0], arrays, strict=True)):
-            self._pads = (arrays, pad_layout(TactileMetadata(*arrays)))
+            self._pads = (arrays, pad_layout(metadata_from_layout(arrays)))
         return self._pads[1]
 
     def _compute_fn(self, inputs: RetargeterIO, outputs: RetargeterIO, context) -> None:

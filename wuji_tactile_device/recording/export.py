@@ -23,6 +23,7 @@ Per collection (T frames, N taxels, J segments):
 | `taxel_bind_poses` | (N, 7) float32 | as above |
 | `segment_indices` | (N, 4) int64 | into the segment list |
 | `segment_weights` | (N, 4) float32 | LBS weights, sum 1 per taxel |
+| any further declared array | its (rows, width) | under its field name, when the metadata has it (`TactileMetadata.ARRAY_FIELDS`) |
 
 Per tracked hand side (H records): `sample_time_ns`, `available_time_ns`, `device_time_ns` (H,)
 int64; `tracked` (H,) bool (False: the record says the hand was not tracked); `poses` (H, 26, 7)
@@ -235,9 +236,8 @@ def output_stem(collection_or_topic: str) -> str:
 
 
 def metadata_arrays(md: TactileMetadata) -> dict[str, np.ndarray]:
-    return {"joint_ids": np.array([int(j) for j in md.joint_ids], dtype=np.int32),
-            "segment_bind_poses": md.segment_bind_poses, "taxel_bind_poses": md.taxel_bind_poses,
-            "segment_indices": md.segment_indices, "segment_weights": md.segment_weights}
+    """`joint_ids` and every declared metadata array present (`TactileMetadata.arrays()`), by name."""
+    return {"joint_ids": np.array([int(j) for j in md.joint_ids], dtype=np.int32), **md.arrays()}
 
 
 def export_recording(path: str | os.PathLike, out_dir: str | os.PathLike, *, fmt: str = "npz",
@@ -496,14 +496,35 @@ class _CsvSink(_Sink):
         return written
 
 
+#: CSV column prefixes of the contract's four arrays (kept from the first export format); any other
+#: declared array gets `<name>_<column>` columns.
+_CSV_PREFIX = {"taxel_bind_poses": "bind_", "segment_bind_poses": "bind_", "segment_indices": "segment",
+               "segment_weights": "weight"}
+
+
+def _columns(spec) -> list[str]:
+    prefix = _CSV_PREFIX.get(spec.name, f"{spec.name}_")
+    return [f"{prefix}{c}" for c in (_POSE if spec.kind == "pose" else range(spec.width))]
+
+
+def _cells(spec, values: np.ndarray) -> list[list]:
+    """Rows of one array as CSV cells: integers as they are, floats with float32's 9 digits."""
+    rows: list[list] = values.tolist()
+    return rows if spec.kind == "index" else [[f"{v:.9g}" for v in row] for row in rows]
+
+
 def _metadata_tables(md: TactileMetadata):
-    taxels = [[k, *(f"{v:.9g}" for v in md.taxel_bind_poses[k].tolist()), *md.segment_indices[k].tolist(),
-               *(f"{v:.9g}" for v in md.segment_weights[k].tolist())] for k in range(md.num_taxels)]
-    segments = [[s, int(j), getattr(j, "name", str(j)), *(f"{v:.9g}" for v in md.segment_bind_poses[s].tolist())]
-                for s, j in enumerate(md.joint_ids)]
-    return [("taxels", taxels, ["taxel", *(f"bind_{c}" for c in _POSE), *(f"segment{i}" for i in range(4)),
-                                *(f"weight{i}" for i in range(4))]),
-            ("segments", segments, ["segment", "joint_id", "joint_name", *(f"bind_{c}" for c in _POSE)])]
+    """The taxel and segment tables: one column group per declared array present, by its rows."""
+    tables = []
+    for rows_of, n, lead, header in (
+            ("taxels", md.num_taxels, [[k] for k in range(md.num_taxels)], ["taxel"]),
+            ("segments", md.num_segments, [[s, int(j), getattr(j, "name", str(j))] for s, j in enumerate(md.joint_ids)],
+             ["segment", "joint_id", "joint_name"])):
+        specs = [spec for spec in md.ARRAY_FIELDS if spec.rows == rows_of and getattr(md, spec.name) is not None]
+        groups = [_cells(spec, getattr(md, spec.name)) for spec in specs]
+        table = [sum((g[r] for g in groups), lead[r]) for r in range(n)]
+        tables.append((rows_of, table, header + [c for spec in specs for c in _columns(spec)]))
+    return tables
 
 
 def _publish(partial: Path, target: Path, overwrite: bool) -> None:

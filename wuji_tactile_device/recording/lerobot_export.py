@@ -634,8 +634,7 @@ class _Writer:
                 "feature_prefix": _collection_prefix(cid), "num_taxels": md.num_taxels,
                 "joint_ids": [int(j) for j in md.joint_ids],
                 "joint_names": [HandJoint(int(j)).name for j in md.joint_ids],
-                "segment_bind_poses": md.segment_bind_poses.tolist(), "taxel_bind_poses": md.taxel_bind_poses.tolist(),
-                "segment_indices": md.segment_indices.tolist(), "segment_weights": md.segment_weights.tolist(),
+                **{name: values.tolist() for name, values in md.arrays().items()},  # every declared array present
                 "pad_of_taxel": pl.pad_of_taxel.tolist(), "pad_segment": pl.pad_segment.tolist(),
                 "pads": list(FINGERS),
                 "units": "bind poses: x, y, z [m], qx, qy, qz, qw in the wrist frame; weights: LBS, sum 1 per taxel"}
