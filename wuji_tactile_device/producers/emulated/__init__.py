@@ -4,7 +4,7 @@ simulation's forces, with fault injection (`wuji-tactile hw --emulate`, and the 
 Modules, one concept each: `emulator` (`EmulatedHand2`, the device: its clock, calibration,
 joints and injected behaviours), `pad_module` (one fingertip module: layout, format, wire
 encoding), `sdk_types` (the SDK's value types), `subscriptions` (its streams), `sdk_failures`
-(failing SDK calls), `manager` (`EmulatedSdkManager`, the emulated LAN), `fault_schedule` (the
+(failing SDK calls), `joints` (its 20 joints: states, diagnostics), `manager` (`EmulatedSdkManager`, the emulated LAN), `fault_schedule` (the
 `KIND:FINGER@T0[-T1]` fault grammar on a time line), `simulation` (what it takes from the
 simulation: `simulation_layout` / `simulation_forces`, `EmulatedHandProducer`)."""
 from .emulator import EmulatedHand2

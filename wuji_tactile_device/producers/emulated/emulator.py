@@ -52,11 +52,12 @@ from ..hardware.device import (MODEL_STANDARD, MODEL_THUMB, STATE_CALIBRATING, S
                                sdk_module)
 from ..hardware.format import FIELD_TYPES
 from ..hardware.layout_metadata import DEFAULT_AXIS_MAPPING, AxisMapping
+from .joints import EmulatedJoints
 from .pad_module import DEFAULT_FULL_SCALE, PadModule, encode_frame, half_step, write_format
 from .sdk_failures import CallFailures, sdk_exception
 from .sdk_types import (EmulatedCommSummary, EmulatedData, EmulatedDeviceInfo, EmulatedHeader, EmulatedHwVersion,
-                        EmulatedInfo, EmulatedJointDiagnosticsEntry, EmulatedJointDiagnosticsFrame,
-                        EmulatedJointStateEntry, EmulatedJointStateFrame, EmulatedStatus, EmulatedStatusWord, Getter)
+                        EmulatedInfo, EmulatedJointDiagnosticsFrame,
+                        EmulatedJointStateFrame, EmulatedStatus, Getter)
 from .subscriptions import DataResource, DiagnosticsResource, JointStatesResource
 
 
@@ -102,18 +103,9 @@ class EmulatedHand2:
         self.address: str | None = None  # on the emulated LAN, set by EmulatedSdkManager
         self._rng = np.random.default_rng(seed)
         self._emits = 0
-        self._joint_errors: dict[int, int] = {}
-        #: The hand's joint positions [rad, firmware order]; None until told (no joint states sent).
-        self.joint_positions: np.ndarray | None = None
-        self._joint_velocities = np.zeros(20)
-        self._joint_online = np.ones(20, dtype=bool)
-        self.joint_states_sending = True
-        #: Offset of the joint state timestamps from the hand tick [µs] (a joint stream sampled
-        #: at another phase than the fingertips).
-        self.joint_time_offset_us = 0
-        self._joint_seq = 0
         self.firmware = firmware
         self.rate_hz = float(rate_hz)
+        self.joints = EmulatedJoints(self.rate_hz)
         self.serial_number = serial_number or ("EMUK0001" if side == "right" else "EMUJ0001")
         self.queue_limit = queue_limit
         self.full_scale = np.asarray(full_scale, dtype=np.float64)
@@ -246,38 +238,43 @@ class EmulatedHand2:
     def joint_states(self) -> JointStatesResource:
         return JointStatesResource(self)
 
+    @property
+    def joint_positions(self) -> np.ndarray | None:
+        """The hand's joint positions [rad, firmware order]; None until told (no joint states sent)."""
+        return self.joints.positions
+
+    @property
+    def joint_states_sending(self) -> bool:
+        return self.joints.sending
+
+    @property
+    def joint_time_offset_us(self) -> int:
+        """Offset of the joint state timestamps from the hand tick [µs]."""
+        return self.joints.time_offset_us
+
+    @joint_time_offset_us.setter
+    def joint_time_offset_us(self, value: int) -> None:
+        self.joints.time_offset_us = int(value)
+
     def set_joint_positions(self, joint_angles) -> None:
         """The hand's joint positions from now on: 20 angles [rad], firmware order."""
-        q = np.asarray(joint_angles, dtype=np.float64)
-        if q.shape != (20,) or not np.isfinite(q).all():
-            raise ValueError(f"joint angles must be 20 finite values [rad] in firmware order, got shape {q.shape}")
-        if self.joint_positions is not None:
-            self._joint_velocities = (q - self.joint_positions) * self.rate_hz
-        self.joint_positions = q.copy()
+        self.joints.set_positions(joint_angles)
 
     def set_joint_online(self, joint_index: int, online: bool) -> None:
         """An offline joint is absent from the joint state frames (as the SDK's are: online only)."""
-        self._joint_online[int(joint_index)] = bool(online)
+        self.joints.online[int(joint_index)] = bool(online)
 
     def set_joint_states_sending(self, sending: bool) -> None:
         """A stalled joint state stream: the fingertips keep sending, the joints do not."""
-        self.joint_states_sending = bool(sending)
+        self.joints.sending = bool(sending)
 
     def joint_state_frame(self) -> EmulatedJointStateFrame:
         """The hand's joint state now (online joints only), timestamped on the device clock."""
-        q = self.joint_positions
-        if q is None:
-            raise ValueError("joint_state_frame: the hand was never given joint positions (set_joint_positions)")
-        joints = [EmulatedJointStateEntry(int(j) // 4 * 5 + int(j) % 4 + 1, float(q[j]),
-                                          float(self._joint_velocities[j]), 0.0)
-                  for j in np.flatnonzero(self._joint_online)]
-        header = self._header(self._joint_seq, self.device_time_us + int(self.joint_time_offset_us), "hand")
-        self._joint_seq = (self._joint_seq + 1) % (1 << 32)
-        return EmulatedJointStateFrame(header, len(joints), joints)
+        return self.joints.state_frame(self._header, self.device_time_us)
 
     def set_joint_error(self, joint_index: int, code: int) -> None:
         """A joint reports an active fault code in its diagnostics (0 clears it)."""
-        self._joint_errors[int(joint_index)] = int(code)
+        self.joints.errors[int(joint_index)] = int(code)
 
     # ----- behaviours of a real hand -----
     def set_timing(self, finger: str, *, phase_us: float | None = None, rate_hz: float | None = None,
@@ -450,12 +447,7 @@ class EmulatedHand2:
     def joint_diagnostics_frame(self) -> EmulatedJointDiagnosticsFrame:
         """The hand's joint diagnostics now: 20 joints (nid = bus·5 + node, node 1..4) with
         temperature, current, bus voltage and fault code, and the tactile link summary."""
-        joints = []
-        for j in range(20):
-            bus, node = divmod(j, 4)
-            joints.append(EmulatedJointDiagnosticsEntry(
-                bus * 5 + node + 1, EmulatedStatusWord(3, False, False, False), 0.05 + 0.01 * node, 24.0,
-                38.0 + 0.5 * bus + 0.1 * node, self._joint_errors.get(j, 0), 100, 0))
+        joints = self.joints.diagnostics_entries()
         online = [p.online for p in self._pads]
         comm = EmulatedCommSummary(0, sum(1 << i for i, ok in enumerate(online) if ok), self._emits, 0, 0,
                                    [100 if ok else 0 for ok in online],
