@@ -352,6 +352,14 @@ def test_view_refuses_unknown_collections_and_a_busy_port():
         FoxgloveView([CID], port=0, force_range_n=0)
 
 
+def test_taxel_positions_before_any_metadata_is_one_error_naming_the_collection():
+    # Regression: before the layout was known this was an AttributeError on None.
+    with FoxgloveView([CID], port=0) as view:
+        with pytest.raises(TactileError, match=r"^tactile/right: taxel positions asked before any metadata reached "
+                                               r"the view$"):
+            view.taxel_positions(CID)
+
+
 def test_view_command_serves_a_recording(tmp_path):
     """`wuji-tactile view FILE --port 0`: the printed address serves the file's frames; the scene's
     loaded taxels are those the recording loads; the command ends after --duration with exit 0."""

@@ -86,7 +86,7 @@ def run(quick: bool = False) -> Section:
         for fmt, data in zip(formats, payloads, strict=True):
             fmt.fmt.decode_into(data, out[fmt.taxels])
 
-    assembler = TickAssembler(tolerance_us=5000)
+    assembler: TickAssembler[FingertipFrame] = TickAssembler(tolerance_us=5000)
 
     def assemble_only():
         seq[0] += 1

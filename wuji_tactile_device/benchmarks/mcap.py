@@ -90,7 +90,7 @@ def _bare_write(path: Path, msgs) -> float:
         w.start()
         sid = {Stream.DATA: w.register_schema("core.TactileDataArrayRecord", "flatbuffer", bfbs("TactileDataArrayRecord")),
                Stream.METADATA: w.register_schema("core.TactileMetadataRecord", "flatbuffer", bfbs("TactileMetadataRecord"))}
-        ch = {}
+        ch: dict[tuple[str, Stream], int] = {}  # (collection, stream) -> MCAP channel id
         for cid, stream, payload, _session, seq, log, pub in msgs:
             c = ch.get((cid, stream))
             if c is None:
@@ -103,10 +103,11 @@ def _bare_write(path: Path, msgs) -> float:
 
 def _record(path: Path, msgs) -> float:
     from ..recording import McapRecorder
+    from ..streams.base import ProducerLink
     from ..streams.inproc import InProcessBus
 
     bus = InProcessBus()
-    links = {}
+    links: dict[str, ProducerLink] = {}
     elapsed = 0.0
     rec = McapRecorder(path, overwrite=True)
     for cid in HANDS:

@@ -88,8 +88,10 @@ def run(quick: bool = False) -> Section:
     number, repeat = (20, 5) if quick else (50, 15)
     t = compare({"bare": bare, "publish": publish_only, "full": full, "images": with_images},
                 number=number, repeat=repeat)
-    for p in (*pubs, full_run, img_run):
-        p.close()
+    for pub in pubs:
+        pub.close()
+    for runner in (full_run, img_run):
+        runner.close()
     # The measured state must still be the loaded hold: every pad pressed, as many contacts.
     end = full_sim.read()
     loads = np.linalg.norm(end.resultants, axis=1)
@@ -161,6 +163,7 @@ def _contact_model_section(sim, quick: bool) -> Section:
                 m.read(sim.data, images=images)
             cpu[name, images] = (time.process_time() - c0) / n
     dm = models["distributed"].distributed
+    assert dm is not None, "a ContactForceModel built with contact_model='distributed' has its model"
     rows = [Row("machine load average (1 min) before / after the model comparison", load_before, "",
                 f"after: {load_after:.2f} (2 cores shared)")]
     for name in models:

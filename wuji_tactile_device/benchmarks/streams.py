@@ -25,6 +25,7 @@ import subprocess
 import sys
 import threading
 import time
+from unittest.mock import patch
 
 import numpy as np
 
@@ -113,7 +114,12 @@ def _producer(connect: str, rate_s: float, rounds: int, burst: int, cpu_rounds: 
          "bench/cpu_floor/right"]
     probes = [session.declare_publisher(k) for k in keys]
     deadline = time.monotonic() + 10
-    while not all(p.matching_status.matching for p in probes) and time.monotonic() < deadline:
+
+    def all_matched() -> bool:
+        # zenoh's stub types `matching_status` as bool; at run time it is a MatchingStatus.
+        return all(p.matching_status.matching for p in probes)  # type: ignore[attr-defined]
+
+    while not all_matched() and time.monotonic() < deadline:
         time.sleep(0.005)
     for p in probes:
         p.undeclare()
@@ -135,14 +141,14 @@ def _producer(connect: str, rate_s: float, rounds: int, burst: int, cpu_rounds: 
         for h in range(2):
             rate_pubs[h].publish(frames[tick % 16], sample_time_ns=time.monotonic_ns())
             bare[h].put(payload, attachment=pack(time.monotonic_ns(), tick))
-    for p in rate_pubs:
-        p.close()
+    for rate_pub in rate_pubs:
+        rate_pub.close()
     time.sleep(0.3)
     # Burst phase: rounds alternate tracker and bare, each `burst` frames as fast as possible.
     burst_pub = TactilePublisher("bench/burst/right", md, transport, metadata_period_s=3600)
     burst_bare = session.declare_publisher("bench/burst_bare/right", **PUBLISHER_QOS)
     time.sleep(0.2)
-    sent = {"tracker": [], "bare": [], "tracker_cpu_us": [], "bare_cpu_us": []}
+    sent: dict[str, list[float]] = {"tracker": [], "bare": [], "tracker_cpu_us": [], "bare_cpu_us": []}
     for r in range(rounds):
         t0, c0 = time.perf_counter(), _process_cpu_s()
         for i in range(burst):
@@ -299,11 +305,9 @@ def _zenoh_section(quick: bool, section: Section) -> None:
                                                   [0, 0, 0])
                 entry[0] += spent
 
-        ZenohSubscription._sample_callback = timed_callback  # declared with it by the next tracker only
-        try:
+        # Declared with it by the next tracker only (patch.object restores the method on exit).
+        with patch.object(ZenohSubscription, "_sample_callback", timed_callback):
             cpu_tracker = TactileTracker("bench/cpu/right", transport, queue_limit=4 * per_round)
-        finally:
-            ZenohSubscription._sample_callback = callback
 
         # The bare callbacks are timed around a call of their body, as the subscription's
         # callback is (the wrapper above): the one Python call costs both sides alike.

@@ -92,12 +92,14 @@ class RecordedHands:
                 if not topics:
                     return None
                 names = [b for b, _ in topics.values()]
-                name = meta.get("hand_channels") if meta.get("hand_channels") in names else names[0]
+                wanted = meta.get("hand_channels")
+                name = wanted if wanted is not None and wanted in names else names[0]
                 chosen = [t for t, (b, _) in topics.items() if b == name]
                 times: dict[str, list[int]] = {s: [] for s in HAND_SIDES}
                 poses: dict[str, list] = {s: [] for s in HAND_SIDES}
                 for schema, channel, message in reader.iter_messages(topics=chosen):
                     side = topics[channel.topic][1]
+                    assert schema is not None, "only channels with a hand schema were chosen"
                     sample = decode_hand_message(schema.name, message.data)  # either recording profile
                     times[side].append(sample.timestamp.sample_time_local_common_clock)
                     poses[side].append(None if sample.poses is None else np.array(sample.poses, dtype=np.float64))

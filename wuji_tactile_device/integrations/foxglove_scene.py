@@ -21,6 +21,7 @@ a pad's resultant (force ON the hand), ending on the pad's taxel centroid.
 from __future__ import annotations
 
 import json
+from typing import Any
 from collections.abc import Sequence
 
 import numpy as np
@@ -478,6 +479,7 @@ class SceneBuilder:
         out = []
         for k, (kind, size, pose, name) in enumerate(zip(objects.kinds, objects.sizes, poses, objects.names, strict=True)):
             p, q = pose[:3], pose[3:]
+            prim: dict[str, list[dict[str, Any]]]
             if kind == "box":
                 prim = {"cubes": [{"pose": _pose(p, q), "size": _vec(2 * size), "color": colour}]}
             elif kind == "sphere":

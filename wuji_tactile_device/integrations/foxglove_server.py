@@ -158,7 +158,7 @@ class LiveServer:
         self.max_clients = max_clients
         self.max_backlog_bytes = max_backlog_bytes
         self.counters = ServerCounters()
-        self._conns: set[asyncio.Transport] = set()
+        self._conns: set[asyncio.WriteTransport] = set()
         self._active = 0
         self._warned_drop = self._warned_limit = False
         route_sdk_logging()

@@ -34,7 +34,7 @@ from ..contract.geometry import skin_taxel_positions
 from ..contract.metadata import MetadataRecord, TactileMetadata
 from ..contract.naming import (DATA_RECORD_SCHEMA_NAME, METADATA_RECORD_SCHEMA_NAME, RECORD_ROOT, Stream, stream_key,
                                validate_collection_id)
-from ..contract.pads import NUM_PADS, pad_layout, pad_resultants
+from ..contract.pads import NUM_PADS, PadLayout, pad_layout, pad_resultants
 from ..errors import DataLayoutError, TactileError
 from .foxglove_scene import (COLLECTION_SPACING_M, DEFAULT_ARROW_M_PER_N, DEFAULT_FORCE_RANGE_N,  # noqa: F401
                              FRAME_TRANSFORMS_SCHEMA, IMAGE_LABELS_SCHEMA, MESSAGE_ENCODING, PAD_FRAME_TEXT,
@@ -92,7 +92,7 @@ class _Hand:
             "encoding": "rgb8, |value| on the fixed image range, viridis"})
         self.metadata: TactileMetadata | None = None
         self.metadata_payload = b""
-        self.layout = None
+        self.layout: PadLayout | None = None
         self.segment_poses: np.ndarray | None = None
         self.joint_poses: np.ndarray | None = None  # (26, 7) in the hand's base space, when known
         self.objects: ObjectGeoms | None = None
@@ -100,6 +100,14 @@ class _Hand:
         self.positions: np.ndarray | None = None  # (N, 3) current taxel positions [m, wrist frame]
         self.last_scene_ns: int | None = None
         self.frames = 0
+
+    def confirmed(self, what: str) -> tuple[TactileMetadata, PadLayout, SceneBuilder]:
+        """The adopted layout, its pads and its scene builder (set together by the first
+        metadata); before that, TactileError naming the collection and `what` needed them."""
+        md, layout, builder = self.metadata, self.layout, self.builder
+        if md is None or layout is None or builder is None:
+            raise TactileError(f"{self.collection_id}: {what} before any metadata reached the view")
+        return md, layout, builder
 
 
 class FoxgloveView:
@@ -235,10 +243,10 @@ class FoxgloveView:
         hand = self._hand(collection_id)
         ts = frame.timestamp
         hand.data.log(bytes(message.payload), log_time=ts.available_time_local_common_clock)
-        if hand.metadata is None:  # cannot happen through a tracker: it confirms metadata first
-            raise TactileError(f"{collection_id}: force frame before any metadata reached the view")
+        # (a tracker confirms metadata before the first frame: the error cannot happen through one)
+        _, layout, _ = hand.confirmed("force frame")
         t = ts.sample_time_local_common_clock
-        resultants = pad_resultants(hand.layout, frame.forces)  # (5, 3) [N, pad frame]
+        resultants = pad_resultants(layout, frame.forces)  # (5, 3) [N, pad frame]
         hand.resultants.log(self.resultants_message(resultants, t), log_time=t)
         self._publish_transforms(hand, t)  # every frame: a viewer's transform tree never trails
         due = (self._scene_period_ns is None or hand.last_scene_ns is None
@@ -283,23 +291,28 @@ class FoxgloveView:
 
     def _positions(self, hand: _Hand) -> np.ndarray:
         if hand.positions is None:
-            md = hand.metadata
+            md, _, _ = hand.confirmed("taxel positions asked")
             poses = md.segment_bind_poses if hand.segment_poses is None else hand.segment_poses
             hand.positions = skin_taxel_positions(md, poses)
         return hand.positions
 
     def _segment_poses(self, hand: _Hand) -> np.ndarray:
-        return hand.metadata.segment_bind_poses.astype(np.float64) if hand.segment_poses is None else hand.segment_poses
+        if hand.segment_poses is not None:
+            return hand.segment_poses
+        md, _, _ = hand.confirmed("segment poses asked")
+        return md.segment_bind_poses.astype(np.float64)
 
     def scene_update(self, hand: _Hand, forces: np.ndarray, sample_time_ns: int) -> bytes:
         """The complete SceneUpdate (JSON bytes, `foxglove_scene.SceneBuilder`) of one frame at the
         hand's current pose: every taxel, the pad arrows and names, the bones, the objects, the legend."""
-        return hand.builder.scene(forces, sample_time_ns, joint_poses=hand.joint_poses,
-                                  segment_poses=self._segment_poses(hand), objects=hand.objects)
+        _, _, builder = hand.confirmed("scene asked")
+        return builder.scene(forces, sample_time_ns, joint_poses=hand.joint_poses,
+                             segment_poses=self._segment_poses(hand), objects=hand.objects)
 
     def _publish_transforms(self, hand: _Hand, t: int) -> None:
         """`world → wrist → segments` at the hand's current pose (JSON bytes)."""
-        hand.tf.log(hand.builder.transforms(t, joint_poses=hand.joint_poses, segment_poses=self._segment_poses(hand)),
+        _, _, builder = hand.confirmed("transforms asked")
+        hand.tf.log(builder.transforms(t, joint_poses=hand.joint_poses, segment_poses=self._segment_poses(hand)),
                     log_time=t)
 
     def _hand(self, collection_id: str) -> _Hand:

@@ -102,14 +102,17 @@ def TactileLayout(num_segments: int, num_taxels: int) -> TensorGroupType:
     """
     rows = {"segments": num_segments, "taxels": num_taxels}
     return TensorGroupType(f"tactile_layout_{num_segments}x{num_taxels}", [
-        NDArrayType("segment_joint_ids", shape=(num_segments,), **_GRAPH_DTYPE["index"]),
-        *(NDArrayType(f.name, shape=(rows[f.rows], f.width), **_GRAPH_DTYPE[f.kind]) for f in _LAYOUT_FIELDS),
+        NDArrayType("segment_joint_ids", shape=(num_segments,), dtype=_GRAPH_DTYPE["index"][0],
+                    dtype_bits=_GRAPH_DTYPE["index"][1]),
+        *(NDArrayType(f.name, shape=(rows[f.rows], f.width), dtype=_GRAPH_DTYPE[f.kind][0],
+                      dtype_bits=_GRAPH_DTYPE[f.kind][1]) for f in _LAYOUT_FIELDS),
     ])
 
 
-#: Graph dtype of each metadata array kind (indices as int32; poses, weights, values float32, as on the wire).
-_FLOAT32 = dict(dtype=DLDataType.FLOAT, dtype_bits=32)
-_GRAPH_DTYPE = {"pose": _FLOAT32, "weight": _FLOAT32, "value": _FLOAT32, "index": dict(dtype=DLDataType.INT, dtype_bits=32)}
+#: Graph dtype (DLPack type, bits) of each metadata array kind (indices as int32; poses, weights
+#: and values float32, as on the wire).
+_GRAPH_DTYPE: dict[str, tuple[DLDataType, int]] = {"pose": (DLDataType.FLOAT, 32), "weight": (DLDataType.FLOAT, 32),
+                                                   "value": (DLDataType.FLOAT, 32), "index": (DLDataType.INT, 32)}
 _NUMPY_DTYPE = {"pose": np.float32, "weight": np.float32, "value": np.float32, "index": np.int32}
 #: The metadata arrays a `TactileLayout` carries: the declared arrays that are always present (a
 #: graph tensor cannot be absent, so an optional array joins the layout once it is required).
@@ -117,8 +120,9 @@ _LAYOUT_FIELDS = tuple(f for f in ARRAY_FIELDS if not f.optional)
 
 #: Tensor positions inside a `TactileLayout` group: SEGMENT_JOINT_IDS, then one per metadata array
 #: (SEGMENT_BIND_POSES, TAXEL_BIND_POSES, SEGMENT_INDICES, SEGMENT_WEIGHTS).
-TactileLayoutIndex = IntEnum("TactileLayoutIndex", ["SEGMENT_JOINT_IDS", *(f.name.upper() for f in _LAYOUT_FIELDS)],
-                             start=0, module=__name__)
+#: The members follow the declared arrays at import, which mypy cannot see (it needs literal member names).
+TactileLayoutIndex = IntEnum("TactileLayoutIndex",  # type: ignore[misc]
+                             ["SEGMENT_JOINT_IDS", *(f.name.upper() for f in _LAYOUT_FIELDS)], start=0, module=__name__)
 
 
 class TactileSample(NamedTuple):
@@ -336,7 +340,9 @@ class TimePairing:
     def _use(self, indices: tuple[int, ...], output: PairedOutput) -> None:
         c = self.counters
         c.paired += 1
-        c.max_abs_dt_ns = max(c.max_abs_dt_ns, abs(output.time_ns - self._last_target))
+        target_ns = self._last_target
+        assert target_ns is not None, "set by pick(), the only caller"
+        c.max_abs_dt_ns = max(c.max_abs_dt_ns, abs(output.time_ns - target_ns))
         if indices == self._last_used:
             c.reused += 1
         self._used.update(indices)
@@ -513,7 +519,7 @@ class TactileSource(BaseRetargeter):
             # tracker and transport, not the node, so a dropped node is released too.
             self._finalizer = weakref.finalize(self, _close_quietly, tracker, self._owned_transport)
             self._finalizer.atexit = False
-            threading._register_atexit(self._finalizer)
+            threading._register_atexit(self._finalizer)  # type: ignore[attr-defined]  # private: not in typeshed
         self._frames: Iterator[TactileFrame] | None = None
         self._tracker = tracker
         self._layout_of: tuple[TactileMetadata, tuple[np.ndarray, ...]] | None = None
@@ -586,16 +592,17 @@ class TactileSource(BaseRetargeter):
     def read_sample(self) -> TactileSample:
         """Update the tracker and return what this step emits (called by every graph run)."""
         if self._step == "replay":
-            if self._pairing is None:
+            hand_clock = self._hand_clock  # set together with the pairing
+            if self._pairing is None or hand_clock is None:
                 self.last_frame = self._next_replay_frame()
             else:
-                target = self._hand_clock.advance()
+                target = hand_clock.advance()
                 if target is None:
                     self._pairing.counters.past_hands += 1
                     self.last_frame = None
                 else:
                     self.last_frame = self._pairing.pick(target)
-                    if self._hand_clock.exhausted:
+                    if hand_clock.exhausted:
                         self._pairing.finish()  # the last step: count the tactile frames never used
             return TactileSample(self._tracker.get_metadata(), self.last_frame)
         delivered = self._tracker.update()
@@ -734,7 +741,7 @@ class TaxelSkinning(BaseRetargeter):
             for out in (pos_wrist, pos_base, forces_base):
                 out.set_none()
             return
-        joint_ids = np.asarray(layout[TactileLayoutIndex.SEGMENT_JOINT_IDS], dtype=np.int64)
+        joint_ids = np.asarray(layout[TactileLayoutIndex["SEGMENT_JOINT_IDS"]], dtype=np.int64)
         valid = np.asarray(hand[HandInputIndex.JOINT_VALID]).astype(bool)
         if not (valid[int(HandJoint.WRIST)] and valid[joint_ids].all()):
             for out in (pos_wrist, pos_base, forces_base):

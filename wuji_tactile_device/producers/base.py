@@ -91,8 +91,10 @@ class FrameSink:
     def on_frame(self, frame: Frame, sequence: int, timestamp: DeviceDataTimestamp) -> None:
         pass
 
-    def poll(self) -> None:
-        pass
+    def poll(self) -> object:
+        """Called every pass of the loop; what it returns is not used (a sink may report
+        whether it wrote something)."""
+        return None
 
     def close(self) -> None:
         pass
@@ -254,6 +256,7 @@ class ProducerRunner:
                                               device_time_ns=frame.device_time_ns,
                                               available_time_ns=frame.available_time_ns)
             timestamp = self.publisher.last_timestamp
+            assert timestamp is not None, "set by the publish() just above"
         else:
             sequence = self.counters.published
             timestamp = DeviceDataTimestamp(frame.sample_time_ns if frame.available_time_ns is None
@@ -291,8 +294,8 @@ class ProducerRunner:
         self._t0 = self._clock_ns()
         self._calls = 0
         self._max_frames = max_frames
-        paced = self.producer.period_s is not None and self.speed is not None
-        self._tick_ns = int(self.producer.period_s * 1e9 / self.speed) if paced else None
+        period_s, speed = self.producer.period_s, self.speed
+        self._tick_ns = int(period_s * 1e9 / speed) if period_s is not None and speed is not None else None
 
     def _pass(self) -> int | None:
         """Do what is due now. Returns when [runner clock, ns] it wants the next pass (None:
@@ -365,8 +368,9 @@ def run_together(runners: list[ProducerRunner], *, max_frames: int | None = None
             if end is not None and now >= end:
                 stop.append("duration")
                 break
-            if wake and all(w is not None for w in wake):
-                until = min(min(wake), now + 50_000_000, end if end is not None else now + 50_000_000)
+            due = [w for w in wake if w is not None]
+            if wake and len(due) == len(wake):
+                until = min(min(due), now + 50_000_000, end if end is not None else now + 50_000_000)
                 if until > now:
                     sleep((until - now) / 1e9)
     finally:

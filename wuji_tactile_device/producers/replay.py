@@ -47,7 +47,9 @@ class ReplayProducer(Producer):
             if not sum(p.tracker.update() for p in producers):
                 time.sleep(0.001)
         for p in producers:
-            p.metadata = p.tracker.get_metadata()
+            adopted = p.tracker.get_metadata()
+            assert adopted is not None, "a confirmed producer session means the tracker adopted its metadata"
+            p.metadata = adopted
         return producers
 
     # tracker observer: what the tracker adopted and delivered

@@ -37,9 +37,9 @@ import math
 from collections import deque
 from dataclasses import dataclass, field
 from collections.abc import Mapping, Sequence
+from typing import Generic, Literal, Protocol, TypeVar, overload
 
 from ...hands.wuji_hand2 import FINGERS
-from .device import FingertipFrame
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +53,24 @@ CUT_EVERY = 4
 SAME_RATE = 0.02
 #: A finger becomes the reference (tick clock) when its period exceeds the reference's by this.
 SLOWER = 0.002
+
+
+class TimedFrame(Protocol):
+    """What the assembler reads of a frame: its finger, u32 `seq`, device `timestamp_us` [µs]
+    and local `received_ns` [monotonic ns] (a `FingertipFrame`, or the producer's decoded frame)."""
+
+    @property
+    def finger(self) -> str: ...
+    @property
+    def seq(self) -> int: ...
+    @property
+    def timestamp_us(self) -> int: ...
+    @property
+    def received_ns(self) -> int: ...
+
+
+#: The kind of frame a `TickAssembler` queues and hands back in its ticks.
+F = TypeVar("F", bound=TimedFrame)
 
 
 def _per_finger() -> dict[str, int]:
@@ -161,10 +179,11 @@ class _Entry:
         self.m, self.k, self.frame = m, k, frame
 
 
-class TickAssembler:
+class TickAssembler(Generic[F]):
     """Collects frames and yields complete ticks (five frames, FINGERS order). A frame is any
-    object with `finger`, `seq`, `timestamp_us` [device µs] and `received_ns` [local monotonic]
-    (a `FingertipFrame`, or the producer's decoded frame).
+    `TimedFrame`: an object with `finger`, `seq`, `timestamp_us` [device µs] and `received_ns`
+    [local monotonic] (a `FingertipFrame`, or the producer's decoded frame); the ticks hold the
+    frames queued (type F), discarded ones (`queue=False`) may be of any `TimedFrame` type.
 
     `rate_hz`: the fingers' announced rates (one number, or finger → Hz) seeding the phase
     trackers (None: measured from the first interval). `tolerance_us`: the largest raw-timestamp
@@ -180,7 +199,7 @@ class TickAssembler:
             r = rates.get(f)
             if r is not None and not (isinstance(r, (int, float)) and r > 0 and math.isfinite(r)):
                 raise ValueError(f"rate_hz[{f}] must be a positive finite number, got {r!r}")
-        self._periods = {f: (None if rates.get(f) is None else 1e6 / rates[f]) for f in FINGERS}
+        self._periods = {f: (None if (r := rates.get(f)) is None else 1e6 / r) for f in FINGERS}
         self.tolerance_us = None if tolerance_us is None else int(tolerance_us)
         self.max_pending = max_pending
         self.counters = AssemblyCounters()
@@ -240,7 +259,12 @@ class TickAssembler:
         return {f: (None if (t := self._phase[f].t) is None else (t - self._g) % P) for f in FINGERS}
 
     # ----- input -----
-    def push(self, frame: FingertipFrame, *, queue: bool = True) -> None:
+    @overload
+    def push(self, frame: F, *, queue: Literal[True] = True) -> None: ...
+    @overload
+    def push(self, frame: TimedFrame, *, queue: bool) -> None: ...
+
+    def push(self, frame: TimedFrame, *, queue: bool = True) -> None:
         """Account for one frame and queue it. `queue=False`: a frame the caller discards
         (malformed, unconfirmed digest, finger unavailable) — counted as dropped, and its seq is
         noted so it is not also counted as lost (its timing still feeds the phase tracker)."""
@@ -276,7 +300,7 @@ class TickAssembler:
         P = None if ref is None else self._phase[ref].P
         # the tick clock only needs this frame when it is the reference's, while phases are being
         # learnt, or when the finger turns out slower than the reference
-        if f == ref or P is None or tracker.k < 10 or tracker.P > P * (1 + SLOWER):
+        if f == ref or P is None or tracker.k < 10 or (tracker.P is not None and tracker.P > P * (1 + SLOWER)):
             self._follow(f, m, n)
             ref = self._ref
             P = None if ref is None else self._phase[ref].P
@@ -325,7 +349,9 @@ class TickAssembler:
         """Put the window edge in the middle of the largest gap between the same-rate fingers'
         phases. Hysteresis: the edge stays while no phase is within P/20 of it and its own gap
         is within P/10 of the largest (each move can cost one tick)."""
-        P = self._phase[self._ref].P
+        ref = self._ref
+        assert ref is not None, "the cut is placed once a reference finger is chosen"
+        P = self._phase[ref].P
         if P is None:
             return
         phases = sorted((tr.t - self._g) % P for tr in self._phase.values()
@@ -363,16 +389,25 @@ class TickAssembler:
             for e in q:
                 e.k = self._index(e.m)
 
+    def _ref_period(self) -> tuple[float, float | None]:
+        """The reference finger's measured and announced periods [µs]; only called once the
+        tick clock runs (`_ready`)."""
+        ref = self._ref
+        assert ref is not None, "the tick clock has a reference finger"
+        tr = self._phase[ref]
+        assert tr.P is not None, "the reference finger's period is known"
+        return tr.P, tr.nominal_P
+
     def _index(self, m: float) -> int:
-        P = self._phase[self._ref].P
+        P, _ = self._ref_period()
         u = self._u if self._u is not None else P / 2
         return self._K + math.floor((m - self._g - u) / P) + 1
 
     # ----- output -----
-    def pop_ready(self) -> list[list[FingertipFrame]]:
+    def pop_ready(self) -> list[list[F]]:
         """Complete ticks, oldest first; frames that can no longer complete a tick are dropped
         on the way (counted, with the missing finger named)."""
-        out: list[list[FingertipFrame]] = []
+        out: list[list[F]] = []
         queues = [self._pending[f] for f in FINGERS]
         if self._ref is None or self._phase[self._ref].P is None:
             return out
@@ -425,8 +460,8 @@ class TickAssembler:
     def _limit(self) -> float:
         """Default skew limit: one tick period — the announced one when known (deterministic),
         else the measured one."""
-        tr = self._phase[self._ref]
-        return tr.nominal_P if tr.nominal_P is not None and abs(tr.nominal_P - tr.P) <= SAME_RATE * tr.P else tr.P
+        P, nominal = self._ref_period()
+        return nominal if nominal is not None and abs(nominal - P) <= SAME_RATE * P else P
 
     def _account(self, tick, ts: list[int], spread: int) -> None:
         self.counters.ticks += 1

@@ -121,6 +121,14 @@ class FingertipDevice(Protocol):
     def close(self) -> None: ...
 
 
+@runtime_checkable
+class JointStateSource(Protocol):
+    """A device that can also stream the hand's joint states (optional: `SdkFingertipDevice`)."""
+
+    def open_joint_states(self) -> bool: ...
+    def poll_joint_states(self) -> list[JointSample]: ...
+
+
 def _payload(data: Any) -> bytes:
     # The SDK's `data` is bytes-like (stubs say list[int]); bytes() covers both, once per frame.
     return data if isinstance(data, bytes) else bytes(data)
@@ -475,7 +483,9 @@ def connect_sdk_hand(*, side: str | None = None, sn: str | None = None, address:
                             "(package wuji-sdk) to talk to a real hand, or use --emulate")
     if not (sn or address or side in ("right", "left")):
         raise ProducerError("connect: give a serial number, an address, or a hand side (right/left)")
-    manager = manager if manager is not None else sdk.SdkManager.instance()
+    if manager is None:
+        assert sdk is not None, "checked above: no manager given means the SDK is installed"
+        manager = sdk.SdkManager.instance()
     policy = policy or RetryPolicy(timeout_s=max(2.0, 2 * timeout_ms / 1000))
     name = connection_name(side)
     options = sdk.ConnectOptions(timeout_ms=timeout_ms) if sdk is not None else None

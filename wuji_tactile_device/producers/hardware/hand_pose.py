@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from functools import cache
 from collections.abc import Sequence
+from typing import overload
 
 import numpy as np
 
@@ -90,6 +91,12 @@ def _dependencies(rot: np.ndarray, pos: np.ndarray) -> np.ndarray:
                 f = src - _TIP
                 dep[j, 4 * f:4 * f + 4] = True
     return dep  # PALM: midway between the wrist origin and the middle MCP mount, both fixed to the palm
+
+
+@overload
+def as_base_pose(pose: None) -> None: ...
+@overload
+def as_base_pose(pose: Sequence[float] | np.ndarray) -> np.ndarray: ...
 
 
 def as_base_pose(pose: Sequence[float] | np.ndarray | None) -> np.ndarray | None:

@@ -132,7 +132,7 @@ def health_message(producer, diagnostics: Any | None) -> dict[str, Any]:
         name = joint_name(e.nid)
         if name is None:
             continue
-        entry = {"temperature_c": float(e.mcu_temp_c_fb), "error_code": int(e.error_code_current),
+        entry: dict[str, Any] = {"temperature_c": float(e.mcu_temp_c_fb), "error_code": int(e.error_code_current),
                  "current_a": float(e.current), "bus_voltage_v": float(e.vbus_v_fb),
                  "response_rate_pct": int(e.comm_response_rate_pct), "timeouts": int(e.comm_timeout_total)}
         error = _error_name(entry["error_code"])

@@ -41,7 +41,7 @@ _AXIS = {"x": 0, "y": 1, "z": 2}
 class AxisMapping:
     """Contract taxel axes as signed device point axes, plus the device's force sign."""
 
-    axes: tuple[str, str, str] = ("+x", "+y", "+z")
+    axes: tuple[str, ...] = ("+x", "+y", "+z")  # three entries (checked: `matrix` names a wrong count)
     force_sign: int = -1
 
     def __post_init__(self) -> None:
@@ -74,7 +74,7 @@ class AxisMapping:
     @classmethod
     def parse(cls, text: str, force_sign: int = -1) -> AxisMapping:
         """From the CLI form "+x,+y,+z"."""
-        return cls(tuple(s.strip() for s in text.split(",")), force_sign)  # type: ignore[arg-type]
+        return cls(tuple(s.strip() for s in text.split(",")), force_sign)
 
     def describe(self) -> str:
         return (f"contract X,Y,Z = device {','.join(self.axes)}; device reports force "

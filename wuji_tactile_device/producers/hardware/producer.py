@@ -44,7 +44,7 @@ from ...contract.side_data import DEFAULT_HAND_BASE_NAME, EXTRA_HAND_POSES, Hand
 from ..base import Counters, Frame, FrameSink, Producer
 from .assembly import AssemblyCounters, TickAssembler
 from .calibration import SATURATION_LEVEL, load_full_scale, missing_calibration_error
-from .device import FingertipDevice, FingertipFrame, FingertipInfo, LinkCounters
+from .device import FingertipDevice, FingertipFrame, FingertipInfo, JointStateSource, LinkCounters
 from .format import SensorFormat, parse_format
 from .identity import resolve_side
 from .layout_metadata import DEFAULT_AXIS_MAPPING, AxisMapping, hardware_metadata
@@ -219,7 +219,7 @@ class HardwareProducer(Producer):
         if not stale_s > 0:
             raise ProducerError(f"stale_after_s must be > 0 s, got {stale_s}")
         self._stale_ns = int(stale_s * 1e9)
-        self.assembler = TickAssembler(rate_hz=rates, tolerance_us=tolerance_us, clock_jump_us=config.clock_jump_us)
+        self.assembler: TickAssembler[_DecodedFrame] = TickAssembler(rate_hz=rates, tolerance_us=tolerance_us, clock_jump_us=config.clock_jump_us)
         for name, s in self._fingers.items():
             if s.fmt.unknown:
                 log.warning("%s: the sensor format declares what this decoder does not use (kept in the recording's "
@@ -239,7 +239,9 @@ class HardwareProducer(Producer):
         #: Frames the run loop published (counted in `on_published`).
         self.published = 0
         self.device.open_streams()
-        #: Pairs the hand's joint samples with the ticks (None: no joint states recorded).
+        #: The device as the source of joint states (None: not recorded), and what pairs the
+        #: hand's joint samples with the ticks (None: no joint states recorded).
+        self._joint_source: JointStateSource | None = None
         self.joints: JointPairing | None = self._open_joint_states()
         self._solver: HandPoseSolver | None = None
         if self.joints is not None:
@@ -253,10 +255,11 @@ class HardwareProducer(Producer):
 
     def _open_joint_states(self) -> JointPairing | None:
         cfg = self.config
-        open_joints = getattr(self.device, "open_joint_states", None)
-        if not cfg.hand_poses or open_joints is None:
+        device = self.device
+        if not cfg.hand_poses or not isinstance(device, JointStateSource):
             return None
-        if not open_joints():
+        self._joint_source = device
+        if not device.open_joint_states():
             log.info("hand %s offers no joint state stream: no hand poses are recorded", self.device.serial_number)
             return None
         max_age_us = (default_max_age_us(self.rate_hz) if cfg.joint_max_age_s is None
@@ -354,8 +357,9 @@ class HardwareProducer(Producer):
         side, firmware / hardware / SDK versions) and, per finger, what its format declared
         that this decoder does not use (`format_unknown_<finger>`)."""
         out = dict(self.identity.metadata()) if self.identity is not None else {}
-        if self.identity is None and getattr(self.device, "serial_number", ""):
-            out["device_serial_number"] = self.device.serial_number
+        serial_number: str = getattr(self.device, "serial_number", "")
+        if self.identity is None and serial_number:
+            out["device_serial_number"] = serial_number
         for name, s in self._fingers.items():
             if s.fmt.unknown:
                 out[f"format_unknown_{name}"] = "; ".join(s.fmt.unknown)
@@ -397,8 +401,8 @@ class HardwareProducer(Producer):
                         other.last_device_us = None
                 if self.joints is not None:
                     self.joints.reset()  # so are the joint samples held for pairing
-        if self.joints is not None:
-            self.joints.push(self.device.poll_joint_states())
+        if self.joints is not None and self._joint_source is not None:
+            self.joints.push(self._joint_source.poll_joint_states())
         for name in sorted(returning, key=FINGERS.index):
             self._recover(self._fingers[name])
         self._check_stale(now_ns)
@@ -441,7 +445,7 @@ class HardwareProducer(Producer):
         stale_us = self._stale_ns // 1000
         gone = [s for s in self._fingers.values() if not s.unavailable and (
             now_ns - s.last_received_ns > self._stale_ns
-            or (s.last_device_us is not None and newest - s.last_device_us > stale_us))]
+            or (s.last_device_us is not None and newest is not None and newest - s.last_device_us > stale_us))]
         if not gone:
             return
         online: dict[str, bool] = {}
@@ -560,9 +564,11 @@ class HardwareProducer(Producer):
         frame.sample_time_ns = self.assembler.clock.to_local_ns(ts_us)
         frame.device_time_ns = ts_us * 1000
         if self.joints is not None:
-            joints = frame.extras[HAND_JOINTS_EXTRA] = self.joints.pair(ts_us)
+            extras = frame.extras
+            assert extras is not None, "made in __init__ when joint states are recorded"
+            joints = extras[HAND_JOINTS_EXTRA] = self.joints.pair(ts_us)
             if EXTRA_HAND_POSES in self.extras_wanted:
-                frame.extras[EXTRA_HAND_POSES] = self._hand_poses(joints)
+                extras[EXTRA_HAND_POSES] = self._hand_poses(joints)
         self._tick_resultants = resultants
         self.frames += 1
         return frame
@@ -570,6 +576,7 @@ class HardwareProducer(Producer):
     def on_published(self, frame: Frame, sequence: int, timestamp: DeviceDataTimestamp) -> None:
         self.published += 1
         self.resultants = self._tick_resultants
+        assert frame.device_time_ns is not None, "this producer's frames carry the device time"
         self.last_tick = TickResultants(sequence, timestamp.available_time_local_common_clock,
                                         frame.sample_time_ns, frame.device_time_ns // 1000, self.resultants)
 

@@ -105,8 +105,10 @@ def calibrate_zero(device: FingertipDevice, *, timeout_s: float = 10.0, poll_s: 
         for f in FINGERS:
             if f in done:
                 continue
-            states[f] = retry(lambda f=f: device.fingertip_status(f).state, policy,
-                              f"zero calibration: reading the {f} status", sleep=sleep)
+            def read_state(f: str = f) -> int:
+                return device.fingertip_status(f).state
+
+            states[f] = retry(read_state, policy, f"zero calibration: reading the {f} status", sleep=sleep)
             polls[f] += 1
         now = clock() - start
         for f, state in states.items():

@@ -197,11 +197,11 @@ class ContactForceModel:
         # Full image grids per pad for windowed image distribution (invalid pixels far away).
         grid = np.stack([p.pixel_positions for p in self.pads])                  # (5, 48, 32, 3)
         self.pix_grid = np.where(np.isfinite(grid), grid, _FAR)
-        g = [p.geometry for p in self.pads]
-        self.grid_z0 = np.array([-0.006 for _ in g])   # first row's upper edge (pad top − boundary)
-        self.grid_dz = np.array([((gg.z_bottom - gg.radius) - (-0.006)) / IMAGE_SHAPE[0] for gg in g])  # < 0
-        self.grid_x0 = np.array([-gg.radius for gg in g])
-        self.grid_dx = np.array([2 * gg.radius / IMAGE_SHAPE[1] for gg in g])
+        geoms = [p.geometry for p in self.pads]
+        self.grid_z0 = np.array([-0.006 for _ in geoms])   # first row's upper edge (pad top − boundary)
+        self.grid_dz = np.array([((gg.z_bottom - gg.radius) - (-0.006)) / IMAGE_SHAPE[0] for gg in geoms])  # < 0
+        self.grid_x0 = np.array([-gg.radius for gg in geoms])
+        self.grid_dx = np.array([2 * gg.radius / IMAGE_SHAPE[1] for gg in geoms])
         self.inv_dz = 1.0 / np.abs(self.grid_dz)
         self.inv_dx = 1.0 / self.grid_dx
         # Smallest grid-plane distance from a contact to its window's border [m²] (see _images).
@@ -214,12 +214,12 @@ class ContactForceModel:
         # rows start at 48k (its first row's upper edge moved up by 48k rows), window centres
         # clamped inside pad k; and the exactness limit (window_bound² − (3σ)²) [m²].
         rows_n, cols_n = IMAGE_SHAPE
-        k = np.arange(5)
+        pad_k = np.arange(5)
         self._grid_tab = np.stack([
-            self.grid_z0 + rows_n * k * np.abs(self.grid_dz), self.grid_x0, -self.inv_dz, self.inv_dx,
-            rows_n * k + _WIN_ROWS, np.full(5, _WIN_COLS), rows_n * k + rows_n - 1 - _WIN_ROWS,
+            self.grid_z0 + rows_n * pad_k * np.abs(self.grid_dz), self.grid_x0, -self.inv_dz, self.inv_dx,
+            rows_n * pad_k + _WIN_ROWS, np.full(5, _WIN_COLS), rows_n * pad_k + rows_n - 1 - _WIN_ROWS,
             np.full(5, cols_n - 1 - _WIN_COLS), self.window_bound_sq - CUTOFF], axis=1)     # (5, 9)
-        self._pad_px0 = k * npx
+        self._pad_px0 = pad_k * npx
         self._axis_px0 = (np.arange(3) * 5 * npx)[:, None, None]
         self._win_offsets = (np.arange(-_WIN_ROWS, _WIN_ROWS + 1)[:, None] * IMAGE_SHAPE[1]
                              + np.arange(-_WIN_COLS, _WIN_COLS + 1)).ravel()
@@ -350,6 +350,7 @@ class ContactForceModel:
         """The reading under the distributed model (`contact_model.py`): pressure field, stick
         and slip inside each footprint, taxels through the elastomer, the pads' slip velocity."""
         dm = self.distributed
+        assert dm is not None, "read() calls this under the distributed model only"
         idx = self._last_idx
         con = data.contact
         g = con.geom.take(idx, axis=0)

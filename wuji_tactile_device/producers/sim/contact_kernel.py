@@ -7,8 +7,11 @@ tests hold the two to the same result. `KERNEL` is None when numba is not instal
 """
 from __future__ import annotations
 
+from types import ModuleType
+
 import numpy as np
 
+numba: ModuleType | None
 try:
     import numba
 except ImportError:  # the numpy path serves; `DistributedContact.backend` says which one runs

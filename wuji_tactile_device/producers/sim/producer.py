@@ -124,6 +124,7 @@ class SimProducer(Producer):
         self.frames += 1
         self.finished = self.frames >= self.num_frames
         frame, t = self._frame, self.sim.time_ns
+        assert frame.extras is not None, "made with the frame in __init__"
         frame.forces, frame.sample_time_ns, frame.device_time_ns = reading.taxel_forces, self._start_ns + t, t
         frame.available_time_ns = frame.sample_time_ns if self.log_clock == "simulated" else None
         wanted = self.extras_wanted

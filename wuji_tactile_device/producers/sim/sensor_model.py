@@ -31,10 +31,14 @@ import re
 import math
 from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ...errors import ProducerError
+
+if TYPE_CHECKING:  # annotations only: no run-time dependency
+    from typing_extensions import TypeIs
 
 FORMAT_NAME = "wuji-tactile-sensor-model"
 FORMAT_VERSION = 1
@@ -58,6 +62,11 @@ class SensorParams:
     dead_fraction: float = 0.0      # [1] fraction of taxels reading 0
 
 
+def _is_fixed(spec: float | tuple[float, float]) -> TypeIs[float]:
+    """True for a fixed parameter value (a scalar), False for a (lo, hi) range."""
+    return bool(np.isscalar(spec))
+
+
 UNITS = {"noise_std": "N", "bias_initial": "N", "bias_drift": "N/sqrt(s)", "hysteresis": "N",
          "time_constant": "s", "latency": "s", "crosstalk": "1", "crosstalk_radius": "m",
          "quantisation": "N", "saturation": "N", "dead_fraction": "1"}
@@ -75,7 +84,7 @@ class SensorModel:
         if unknown:
             raise ValueError(f"sensor model: unknown parameter(s) {unknown}; known: {sorted(UNITS)}")
         for name, v in specs.items():
-            lo, hi = (v, v) if np.isscalar(v) else v
+            lo, hi = (v, v) if _is_fixed(v) else v
             if not (0 <= lo <= hi) or (name in _UPPER and hi > _UPPER[name]) or math.isnan(hi):
                 raise ValueError(f"sensor model: {name} must satisfy 0 <= lo <= hi"
                                  f"{' <= ' + str(_UPPER[name]) if name in _UPPER else ''}, got {v}")
@@ -104,9 +113,10 @@ class SensorModel:
         the lag, hysteresis and latency states."""
         self.rng = np.random.default_rng(seed)
         drawn = {}
+        defaults = SensorParams()
         for f in fields(SensorParams):
-            v = self.specs.get(f.name, f.default)
-            drawn[f.name] = float(v) if np.isscalar(v) else float(self.rng.uniform(v[0], v[1]))
+            v = self.specs.get(f.name, getattr(defaults, f.name))
+            drawn[f.name] = float(v) if _is_fixed(v) else float(self.rng.uniform(v[0], v[1]))
         self.params = p = SensorParams(**drawn)
         n = len(self.positions)
         self.shape = (n, 3)
@@ -120,8 +130,8 @@ class SensorModel:
         self.delay = int(round(p.latency / self.frame_s))
         self.queue = np.zeros((self.delay,) + self.shape)
         self.head = 0
-        self.play = None
-        self.lagged = None
+        self.play: np.ndarray | None = None  # hysteresis state (play operator output)
+        self.lagged: np.ndarray | None = None  # first-order lag state
 
     # -- per frame --------------------------------------------------------------------------------
     def apply(self, forces: np.ndarray) -> np.ndarray:
@@ -227,7 +237,8 @@ def load_sensor_specs(path: str | Path) -> dict[str, float | tuple[float, float]
                 specs[name] = (float(lo), float(hi))
         except (TypeError, ValueError):
             raise ProducerError(f"{where}: parameter {name!r}: 'value' must be a number, 'range' [lo, hi]") from None
-        top = specs[name] if isinstance(specs[name], float) else specs[name][1]
+        spec = specs[name]
+        top = spec if isinstance(spec, float) else spec[1]
         limit = FILE_MAX_VALUE.get(name)
         if limit is not None and not top <= limit:
             raise ProducerError(f"{where}: parameter {name!r}: {top:g} {UNITS[name]} is more than the {limit:g} "

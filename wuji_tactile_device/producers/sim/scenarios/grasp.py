@@ -18,6 +18,13 @@ from .base import BLOCK_MASS, Check, GRAVITY, Scenario, _closing_directions, _fl
 class LiftScenario(Scenario):
     """Thumb and index pinch a 30 g block on a pedestal and the hand lifts it 80 mm."""
 
+    # the measured series, one entry per observed frame (set in build(), appended by observe())
+    t: list[float]
+    mag: list[np.ndarray]
+    support: list[float]
+    pedestal: list[float]
+    height: list[float]
+
     name = "lift"
     duration_s = 9.0
     PRE_S, GRIP_START, GRIP_END, LIFT_START, LIFT_END = 1.5, 3.0, 4.0, 4.5, 6.5

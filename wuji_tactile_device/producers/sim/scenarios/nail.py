@@ -20,6 +20,14 @@ class NailContactScenario(Scenario):
     carries a force there; the middle pad must report its solver force (the mask is not simply
     rejecting everything)."""
 
+    # the measured series, one entry per observed frame (set in build(), appended by observe())
+    t: list[float]
+    index_solver: list[float]
+    index_out: list[float]
+    rejected: list[int]
+    middle_solver: list[np.ndarray]
+    middle_out: list[np.ndarray]
+
     name = "nail-contact"
     duration_s = 1.0
     SETTLE_S = 0.3      # checks judge the frames from here on

@@ -23,6 +23,14 @@ class PressScenario(Scenario):
     feedback's closure rate is limited to `MAX_SPEED`; the release first ramps the force target
     down to 0, then backs every pad off along its normal, and only then opens the hand."""
 
+    # the measured series, one entry per observed frame (set in build(), appended by observe())
+    t: list[float]
+    mag: list[np.ndarray]
+    target: list[float]
+    height_spread: list[float]
+    opposition: list[float]
+    zero_after_release: list[bool]
+
     name = "press"
     duration_s = 13.0
     APPROACH_END, RAMP_END, HOLD_END = 3.0, 7.0, 10.5

@@ -23,6 +23,13 @@ class SlipScenario(Scenario):
     tangential ≤ μ·normal at the pad level, the stick (no relative motion) and the slip (relative
     speed ≈ drag speed), the onset time, the normal load held, and the shear visible in the taxels."""
 
+    # the measured series, one entry per observed frame (set in build(), appended by observe())
+    t: list[float]
+    normal: list[float]
+    tangential: list[float]
+    shear_taxels: list[float]
+    rel: list[float]
+
     name = "slip"
     duration_s = 4.5
     PRE_S, LOAD_START = 1.0, 2.0
