@@ -24,7 +24,7 @@ from .args import OneLineParser
 from .output import Console, Terminated
 
 SUBCOMMANDS = ("sim", "hw", "record", "replay", "echo", "inspect", "validate", "recover", "export", "plot", "view",
-               "bench", "router", "layout")
+               "bench", "router", "layout", "certs")
 
 
 def _add_console_options(parser: argparse.ArgumentParser, default) -> None:

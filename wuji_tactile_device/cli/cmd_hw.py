@@ -40,8 +40,8 @@ def register(subparsers) -> None:
     who.add_argument("--sn", metavar="S", help="connect by serial number instead of handedness")
     who.add_argument("--emulate", action="store_true", help="no hardware: the emulated hand, fed by the simulation")
     src.add_argument("--timeout-ms", type=positive_int, default=1000, help="SDK reply timeout (default 1000). A hand that is not "
-                     "there fails after one search, not retried: ~1 s by --hand/--address, ~16 s by --sn (the "
-                     "SDK also asks other SDK instances over its bridge, which this timeout does not bound)")
+                     "there fails after one search, not retried: ~1 s by --hand/--address; by --sn, USB and the network, then "
+                     "other SDK instances over the SDK's bridge for at most 3 x this timeout (at least 3 s)")
     emu = p.add_argument_group("emulation (--emulate)")
     emu.add_argument("--scenario", default="press", metavar="NAME",
                      help="simulation scenario feeding the emulated pads (default press; see `wuji-tactile sim --help`)")
