@@ -16,7 +16,7 @@ import sys
 import time
 
 from ..errors import ProducerError
-from .args import existing_file, positive_int, positive_rate, positive_seconds, seed
+from .args import existing_file, positive_int, positive_rate, positive_seconds, seed, sensor_model_file
 from .cmd_view import add_foxglove_arguments
 from .common import (add_publish_arguments, add_recording_arguments, add_view_recording_argument, exit_code, run_producer,
                      wants_zenoh)
@@ -55,9 +55,9 @@ def register(subparsers) -> None:
     emu.add_argument("--rate", type=positive_rate, default=100.0, help="playback scenario: rows per second (default 100)")
     emu.add_argument("--contact-model", choices=("distributed", "gaussian"), default="distributed",
                      help="simulation contact model feeding the emulated pads (see `wuji-tactile sim --help`)")
-    emu.add_argument("--sensor-model", metavar="FILE.json", type=existing_file,
+    emu.add_argument("--sensor-model", metavar="FILE.json", type=sensor_model_file,
                      help="sensor model applied to the simulated forces before the emulated device encodes "
-                          "them (see `wuji-tactile sim --help`), seeded by --seed")
+                          "them (see `wuji-tactile sim --help`; 'example': the shipped one), seeded by --seed")
     emu.add_argument("--fault", action="append", default=[], metavar="KIND:FINGER@T0[-T1]", type=_fault_argument,
                      help=f"inject a fault at scenario time T0 [s] (until T1 for offline/stall); KIND in "
                           f"{', '.join(FAULT_KINDS)}; e.g. offline:ring@1.0-1.5, truncated:index@0.3, "
