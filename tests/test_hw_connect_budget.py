@@ -162,3 +162,13 @@ def test_n1_the_script_prints_found_or_absent(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(_fake_sdk(tmp_path, "raise RuntimeError('Device not found')"))}
     done = subprocess.run(probe_command("WUJK0001", 1000), capture_output=True, text=True, env=env, timeout=60)
     assert (done.returncode, done.stdout) == (3, "absent: Device not found\n"), done.stderr
+
+
+def test_n1_the_probe_answer_wins_over_the_sdks_log_lines(tmp_path, monkeypatch):
+    """The SDK logs INFO lines on stderr (the real one: "not found via scan, trying Zenoh"); the
+    reason quoted is the probe's own answer."""
+    body = ("import sys; print('[INFO wuji_sdk] trying Zenoh', file=sys.stderr, flush=True); "
+            "raise RuntimeError('Device not found')")
+    _probe_env(monkeypatch, _fake_sdk(tmp_path, body))
+    reason = search_bridge("WUJK0001", 20.0)
+    assert reason is not None and reason.endswith("budget: Device not found)"), reason

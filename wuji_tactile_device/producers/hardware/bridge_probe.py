@@ -58,10 +58,10 @@ def search_bridge(sn: str, budget_s: float, *, timeout_ms: int = 1000, command: 
     took = clock() - start
     if done.returncode == 0 and done.stdout.strip() == "found":
         return None
-    lines = [ln for ln in (done.stdout + done.stderr).splitlines() if ln.strip()]
-    said = lines[-1].strip() if lines else f"exit {done.returncode}"
-    if said.startswith("absent: "):
-        said = said[len("absent: "):]
+    # the probe's own answer (stdout); the SDK logs on stderr, its last line only if the probe died
+    answers = [ln[len("absent: "):].strip() for ln in done.stdout.splitlines() if ln.startswith("absent: ")]
+    logged = [ln.strip() for ln in done.stderr.splitlines() if ln.strip()]
+    said = answers[-1] if answers else (logged[-1] if logged else f"exit {done.returncode}")
     return f"no other SDK instance has {sn} either (bridge search, {took:.1f} s of its {budget_s:g} s budget: {said})"
 
 
