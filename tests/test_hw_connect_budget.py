@@ -136,6 +136,8 @@ def test_n1_a_hand_another_sdk_instance_holds_is_connected_over_the_bridge():
     try:
         assert device.serial_number == hand.serial_number
         assert manager.calls == [False, True]  # USB and network first, then the bridge
+        device._connector()  # a reconnection (after a lost link) goes where the hand was found
+        assert manager.calls[-1] is True
     finally:
         device.close()
 
@@ -151,6 +153,8 @@ def test_n1_a_hand_found_locally_never_searches_the_bridge():
     device = connect_sdk_hand(sn=hand.serial_number, manager=manager, policy=POLICY, bridge_search=bridge)
     try:
         assert manager.calls == [False]
+        device._connector()  # a reconnection stays off the bridge (no 15 s GIL-held search per try)
+        assert manager.calls == [False, False]
     finally:
         device.close()
 
