@@ -473,7 +473,8 @@ def test_a_60_percent_cut_of_a_fast_recording_keeps_close_to_60_percent(tmp_path
 
 def test_the_complete_records_of_a_cut_off_chunk_are_salvaged(tmp_path):
     path = tmp_path / "one_chunk.mcap"
-    with McapRecorder(path, chunk_size=64 << 20) as rec:  # one big chunk, as before the size cap
+    # one big chunk, as before the size cap and the data-time flush
+    with McapRecorder(path, chunk_size=64 << 20, flush_period_s=1e6) as rec:
         sent = _press_like(rec, 1300)
     data = path.read_bytes()
     cut = tmp_path / "cut.mcap"

@@ -4,7 +4,7 @@ may publish on a collection. An intruder with a certificate from the same CA but
 its samples dropped at the router (they reach neither the tracker nor the recording); a client
 whose certificate the CA did not sign cannot connect at all.
 
-Certificates are made at test time with `tools/zenoh_certs.py` (openssl). The deployment runs as
+Certificates are made at test time with `wuji-tactile certs` (openssl). The deployment runs as
 three OS processes per run (hub = router + tracker + recorder, producer, intruder). The multi-host
 variant puts the producer side and the hub side in two network namespaces joined by a veth pair
 (created and removed here; needs root and iproute2)."""
@@ -26,7 +26,6 @@ from wuji_tactile_device.streams.zenoh_security import access_control, secure_cl
 from wuji_tactile_device.streams.zenoh_transport import ZenohTransport
 
 HERE = Path(__file__).resolve().parent
-CERTS_TOOL = HERE.parent / "tools" / "zenoh_certs.py"
 PEER = HERE / "zenoh_secure_peer.py"
 NS_ADDRESSES = ("10.231.7.1", "10.231.7.2")  # hub side, producer side (only inside our namespaces)
 
@@ -37,7 +36,7 @@ pytestmark = pytest.mark.skipif(shutil.which("openssl") is None,
 
 
 def _make_certs(out: Path, port: int, router_address: str) -> None:
-    subprocess.run([sys.executable, str(CERTS_TOOL), str(out), "--router-address", router_address,
+    subprocess.run([sys.executable, "-m", "wuji_tactile_device.cli", "certs", str(out), "--router-address", router_address,
                     "--router-address", "localhost", "--producer", "tactile/right=producer-right",
                     "--consumer", "tracker", "--client", "intruder", "--port", str(port)],
                    check=True, capture_output=True, timeout=60)

@@ -24,7 +24,7 @@ from .args import OneLineParser
 from .output import Console, Terminated
 
 SUBCOMMANDS = ("sim", "hw", "record", "replay", "echo", "inspect", "validate", "recover", "export", "plot", "view",
-               "bench", "router", "layout")
+               "bench", "router", "layout", "certs", "sensor-model")
 
 
 def _add_console_options(parser: argparse.ArgumentParser, default) -> None:
@@ -53,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="show progress bars even when stderr is not a terminal")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=OneLineParser)
     for name in SUBCOMMANDS:
-        importlib.import_module(f"{__name__}.cmd_{name}").register(sub)
+        importlib.import_module(f"{__name__}.cmd_{name.replace('-', '_')}").register(sub)
     for p in sub.choices.values():
         _add_console_options(p, default=False)
     return parser

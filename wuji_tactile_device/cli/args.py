@@ -125,6 +125,11 @@ def existing_file(text: str) -> str:
     return text
 
 
+def sensor_model_file(text: str) -> str:
+    """A sensor-model JSON file that exists, or `example` (the package's shipped example)."""
+    return text if text == "example" else existing_file(text)
+
+
 def output_file(text: str) -> str:
     """A path a command may create: its directory exists and is writable, and it is not a directory
     (checked before any work is done, so a long run does not fail at its end)."""

@@ -15,7 +15,7 @@ import time
 
 from ..errors import ProducerError
 from ..producers.emulated.fault_schedule import FAULT_KINDS, FaultSchedule
-from .args import base_pose, existing_file, fault, positive_int, positive_rate, positive_seconds, seed
+from .args import base_pose, existing_file, fault, positive_int, positive_rate, positive_seconds, seed, sensor_model_file
 from .common import (add_foxglove_arguments, add_publish_arguments, add_recording_arguments, add_view_recording_argument, exit_code, run_producer,
                      wants_zenoh)
 
@@ -35,8 +35,8 @@ def register(subparsers) -> None:
     who.add_argument("--sn", metavar="S", help="connect by serial number instead of handedness")
     who.add_argument("--emulate", action="store_true", help="no hardware: the emulated hand, fed by the simulation")
     src.add_argument("--timeout-ms", type=positive_int, default=1000, help="SDK reply timeout (default 1000). A hand that is not "
-                     "there fails after one search, not retried: ~1 s by --hand/--address, ~16 s by --sn (the "
-                     "SDK also asks other SDK instances over its bridge, which this timeout does not bound)")
+                     "there fails after one search, not retried: ~1 s by --hand/--address; by --sn, USB and the network, then "
+                     "other SDK instances over the SDK's bridge for at most 3 x this timeout (at least 3 s)")
     emu = p.add_argument_group("emulation (--emulate)")
     emu.add_argument("--scenario", default="press", metavar="NAME",
                      help="simulation scenario feeding the emulated pads (default press; see `wuji-tactile sim --help`)")
@@ -50,9 +50,9 @@ def register(subparsers) -> None:
     emu.add_argument("--rate", type=positive_rate, default=100.0, help="playback scenario: rows per second (default 100)")
     emu.add_argument("--contact-model", choices=("distributed", "gaussian"), default="distributed",
                      help="simulation contact model feeding the emulated pads (see `wuji-tactile sim --help`)")
-    emu.add_argument("--sensor-model", metavar="FILE.json", type=existing_file,
+    emu.add_argument("--sensor-model", metavar="FILE.json", type=sensor_model_file,
                      help="sensor model applied to the simulated forces before the emulated device encodes "
-                          "them (see `wuji-tactile sim --help`), seeded by --seed")
+                          "them (see `wuji-tactile sim --help`; 'example': the shipped one), seeded by --seed")
     emu.add_argument("--fault", action="append", default=[], metavar="KIND:FINGER@T0[-T1]", type=fault,
                      help=f"inject a fault at scenario time T0 [s] (until T1 for offline/stall); KIND in "
                           f"{', '.join(FAULT_KINDS)}; e.g. offline:ring@1.0-1.5, truncated:index@0.3, "

@@ -13,7 +13,7 @@ def register(subparsers) -> None:
         "router", help="run a Zenoh router (for producers and consumers on several machines)",
         description="Run a Zenoh session in router mode. Default: loopback only (tcp/127.0.0.1:7447). "
                     "For several machines pass a configuration with TLS and access control, e.g. the "
-                    "router.json5 that tools/zenoh_certs.py writes.")
+                    "router.json5 that `wuji-tactile certs` writes.")
     p.add_argument("--zenoh-config", metavar="FILE", help="a Zenoh JSON5 configuration file (mode router)")
     p.add_argument("--listen", metavar="ENDPOINT", action="append",
                    help="listen on this endpoint, e.g. tls/192.168.1.10:7447 (repeatable; overrides the config's)")

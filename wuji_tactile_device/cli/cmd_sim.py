@@ -18,7 +18,7 @@ import argparse
 import numpy as np
 
 from ..errors import ProducerError
-from .args import existing_file, output_file, positive_rate, positive_seconds, seed
+from .args import existing_file, output_file, positive_rate, positive_seconds, seed, sensor_model_file
 from .common import add_foxglove_arguments, add_publish_arguments, add_recording_arguments, add_view_recording_argument, exit_code, run_producer
 
 
@@ -44,9 +44,10 @@ def register(subparsers) -> None:
     p.add_argument("--contact-model", choices=("distributed", "gaussian"), default="distributed",
                    help="how a pad's contact force spreads over its taxels: distributed (default; a compliant "
                         "layer indented by the object's geometry) or gaussian (a fixed blob per contact point)")
-    p.add_argument("--sensor-model", metavar="FILE.json", type=existing_file,
+    p.add_argument("--sensor-model", metavar="FILE.json", type=sensor_model_file,
                    help="apply a sensor model (noise, drift, hysteresis, lag, latency, crosstalk, "
-                        "quantisation, saturation, dead taxels; docs/sim.md) seeded by --seed; default: ideal")
+                        "quantisation, saturation, dead taxels; docs/sim.md) seeded by --seed; 'example': the "
+                        "shipped example (`wuji-tactile sensor-model` prints it to copy and edit); default: ideal")
     p.add_argument("--hand", choices=("right", "left"), default="right", help="hand side (default right)")
     p.add_argument("--collection", metavar="ID", help="collection id (default tactile/<hand>)")
     add_recording_arguments(p, help_extra=", with the hand's joint poses on Isaac Teleop's hand channels")

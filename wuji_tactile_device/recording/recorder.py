@@ -1,11 +1,15 @@
 """McapRecorder: writes the data and metadata streams of any number of collections into one MCAP
 file (layout in `recording.naming`), from a transport or from trackers.
 
-Crash safety: the open chunk is closed and handed to the OS at least every `flush_period_s`
-(default 0.5 s) of wall time, checked on every `poll()`/write, and whenever it reaches
-`chunk_size` (default 256 KiB) of records, so a killed process loses at most the last flush period
-or chunk plus what the transport still held; `close()` (also on Ctrl-C in the CLI) writes the
-summary and leaves a complete, indexed file.
+Crash safety: the open chunk is closed and handed to the OS as soon as the records written since
+the last flush reach `flush_period_s` (default 0.5 s) past the last flushed record on their own
+log-time line (checked on every write, so a simulation running faster than real time, or a
+machine so loaded that a poll drains a long backlog, still flushes every 0.5 s of the data's
+time), at least every `flush_period_s` of wall time (checked on every `poll()`/write: a stream
+slower than real time), and whenever the chunk reaches `chunk_size` (default 256 KiB) of records.
+So a killed process loses less than `flush_period_s` of log time after the last record it wrote
+(plus what the transport still held); the bound is in the data's time, whatever the machine's
+load. `close()` (also on Ctrl-C in the CLI) writes the summary and leaves a complete, indexed file.
 
 Hostile peers: a sample that cannot be written as received (a negative timestamp, a new producer
 session while `MAX_SESSIONS_PER_COLLECTION` sessions are all sending) is refused, counted in `counters.refused_samples`
@@ -97,7 +101,8 @@ class McapRecorder:
 
     `file_metadata`: extra string pairs for the file-level metadata record `wuji_tactile_device`
     (e.g. `{"producer_kind": "sim", "hand_side": "right"}`); the package version and the UTC start
-    time are always written. `flush_period_s`: wall-time bound on what a crash can lose.
+    time are always written. `flush_period_s` [s]: what a crash can lose, in the records' log time
+(and in wall time for a stream slower than real time).
     `profile`: "default" (zstd unless `compression` says otherwise) or "isaac" (uncompressed,
     header profile `teleop`, Isaac Teleop's hand schema bytes; `recording.profiles`).
     `fsync=True` also asks the OS to put each flushed chunk on disk (survives power loss).
@@ -168,6 +173,12 @@ class McapRecorder:
         self._flush_period_ns = int(flush_period_s * 1e9)
         self._last_flush = time.monotonic_ns()
         self._pending = 0  # messages written since the last flush
+        # the data-time flush, per channel (each producer session and auxiliary topic keeps its own
+        # time line: two machines' clocks differ by hours): channel -> [flush generation, its last
+        # record's log time, the window's earliest, latest log time] [ns]. The window holds the
+        # channel's last flushed record and every one written since; a flush starts a generation.
+        self._windows: dict[int, list[int]] = {}
+        self._flush_generation = 0
         self._channels: dict[tuple[str, Stream, int], int] = {}
         self._contract_topics: set[str] = set()
         self._json_channels: dict[str, int] = {}  # auxiliary topic -> channel id
@@ -330,6 +341,7 @@ class McapRecorder:
         else:
             self.counters.written_flatbuffer += 1
         self._pending += 1
+        self._flush_if_data_time_due(channel_id, log_time_ns)
         self.maybe_flush()
 
     @property
@@ -442,7 +454,28 @@ class McapRecorder:
         else:
             self.counters.written_data += 1
         self._pending += 1
+        self._flush_if_data_time_due(ch, log_time)
         return 1
+
+    def _flush_if_data_time_due(self, channel: int, log_time_ns: int) -> None:
+        """The data-time flush: flush once a channel's last flushed record and those written since
+        span `flush_period_s` [s] of its log time, so what a kill can lose stays under
+        `flush_period_s` of each channel's own time however fast the data is produced or however
+        late it is polled. The window restarts at the last record flushed, so one record far off
+        its channel's time line (a peer's far-future stamp) costs one extra flush, not one per record."""
+        w = self._windows.get(channel)
+        if w is None:  # the channel's first record: nothing before it to lose
+            self._windows[channel] = [self._flush_generation, log_time_ns, log_time_ns, log_time_ns]
+            return
+        if w[0] != self._flush_generation:  # flushed since: the window restarts at its last record
+            w[0], w[2], w[3] = self._flush_generation, w[1], w[1]
+        w[1] = log_time_ns
+        if log_time_ns < w[2]:
+            w[2] = log_time_ns
+        elif log_time_ns > w[3]:
+            w[3] = log_time_ns
+        if w[3] - w[2] >= self._flush_period_ns:
+            self.flush()
 
     def _evict_a_session(self, collection_id: str, fresh: OrderedDict, sending: OrderedDict) -> bool:
         """Forget one kept session of `collection_id` for a newcomer: the least recently active
@@ -535,6 +568,7 @@ class McapRecorder:
             raise RecordingError(f"cannot write to {self.path}: {exc.strerror or exc}") from exc
         self._pending = 0
         self._last_flush = time.monotonic_ns()
+        self._flush_generation += 1
 
     def close(self) -> None:
         """Write the summary and close the file (a complete, indexed MCAP). Idempotent."""

@@ -3,7 +3,7 @@ and access control so that only named producers may publish on a collection.
 
 Topology: one router (`wuji-tactile router`); producers and consumers are Zenoh *clients* of it,
 so every sample crosses the router, which authenticates each client by its certificate (signed by
-your private CA; `tools/zenoh_certs.py` makes them) and applies the rules below, by the common name
+your private CA; `wuji-tactile certs` makes them) and applies the rules below, by the common name
 (CN) of the client's certificate. Default permission: deny. Per collection `<cid>`:
 
 | who (certificate CN)       | may                                                             |

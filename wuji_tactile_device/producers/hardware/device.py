@@ -25,6 +25,7 @@ before it publishes again. Without a connector a stream failure raises ProducerE
 """
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ from ...errors import DeviceDisconnectedError, FingerOfflineError, HandednessMis
 from ...hands.wuji_hand2 import FINGERS
 from .identity import connection_name, read_identity, resolve_side
 from .joint_states import JointSample, joint_sample
+from .bridge_probe import bridge_budget_s, search_bridge
 from .recovery import Backoff, RetryPolicy, bounded, retry
 from .sdk import (EmulatedNodeOfflineError, EmulatedSdkError, offline_error_types,  # noqa: F401 (re-exported)
                   sdk_error_types, sdk_module)
@@ -470,12 +472,19 @@ def _check_finger(finger: str) -> None:
 
 def connect_sdk_hand(*, side: str | None = None, sn: str | None = None, address: str | None = None,
                      timeout_ms: int = 1000, manager: Any = None, policy: Any = None,
-                     clock_ns: Callable[[], int] = time.monotonic_ns) -> SdkFingertipDevice:
+                     clock_ns: Callable[[], int] = time.monotonic_ns,
+                     bridge_search: Callable[[str, float], str | None] | None = None) -> SdkFingertipDevice:
     """Connect to a Wuji Hand 2 by serial number, address or side (exactly one selects: sn, else
     address, else side), under a connection name unique to this producer, read its identity
     (serial number, side, firmware / hardware / SDK versions) and wrap it — reconnecting later
     by serial number. `side` with `sn`/`address` is checked against what the hand reports
-    (HandednessMismatchError on a mismatch). `manager`: an SdkManager (default the SDK's)."""
+    (HandednessMismatchError on a mismatch). `manager`: an SdkManager (default the SDK's).
+
+    By serial number the hand is looked for on USB and the network first (the SDK's bridge off);
+    only when it is on neither, `bridge_search(sn, budget_s)` asks other SDK instances (default,
+    with the SDK's own manager: `bridge_probe.search_bridge`, a child process ended at
+    `bridge_probe.bridge_budget_s(timeout_ms)`, 3 s by default: the SDK's bridge search holds the
+    GIL ~15 s for a hand no one has); None from it means found there, then connected over the bridge."""
 
     sdk = sdk_module()
     if manager is None and sdk is None:
@@ -483,12 +492,20 @@ def connect_sdk_hand(*, side: str | None = None, sn: str | None = None, address:
                             "(package wuji-sdk) to talk to a real hand, or use --emulate")
     if not (sn or address or side in ("right", "left")):
         raise ProducerError("connect: give a serial number, an address, or a hand side (right/left)")
+    if bridge_search is None and manager is None and sn:  # the SDK's own: its bridge, in a child process
+        bridge_search = functools.partial(search_bridge, timeout_ms=timeout_ms)
     if manager is None:
         assert sdk is not None, "checked above: no manager given means the SDK is installed"
         manager = sdk.SdkManager.instance()
     policy = policy or RetryPolicy(timeout_s=max(2.0, 2 * timeout_ms / 1000))
     name = connection_name(side)
     options = sdk.ConnectOptions(timeout_ms=timeout_ms) if sdk is not None else None
+    bridge_options = options
+    # USB and the network only (the bridge search holds the GIL ~15 s when the hand is not there):
+    # the first search by serial number, and every reconnection of a hand found that way
+    local_options = sdk.ConnectOptions(timeout_ms=timeout_ms, enable_bridge=False) if sdk is not None else None
+    if sn:
+        options = local_options
     kwargs: dict[str, Any] = {"device_name": name, "options": options}
     if sn:
         kwargs["sn"] = sn
@@ -505,9 +522,10 @@ def connect_sdk_hand(*, side: str | None = None, sn: str | None = None, address:
         except offline_error_types() + sdk_error_types() as exc:
             raise ProducerError(f"could not connect to {target}: {exc}") from exc
 
+    not_local: list[bool] = []
+
     def absent(_exc: BaseException) -> str | None:
-        """Why retrying cannot help: the SDK's search already ran (USB, the local network and, for
-        a serial number, other SDK instances over its bridge, ~15 s not bounded by timeout_ms) and
+        """Why retrying cannot help: the SDK's search already ran (USB and the local network) and
         a fresh scan does not list the target either. None (retry) when it is listed or the scan fails."""
         try:
             found = list(bounded(manager.scan, policy.timeout_s, "scanning for Wuji devices"))
@@ -522,10 +540,20 @@ def connect_sdk_hand(*, side: str | None = None, sn: str | None = None, address:
             present = any(len(x) > 3 and x[3] == ("K" if side == "right" else "J") for x in listed)
         if present:
             return None
-        bridge = "; the SDK's search included other SDK instances over its bridge (~15 s)" if sn else ""
-        return f"{target} is not on USB or the network (a fresh scan lists {', '.join(listed) or 'no device'}){bridge}"
+        not_local.append(True)
+        return f"{target} is not on USB or the network (a fresh scan lists {', '.join(listed) or 'no device'})"
 
-    hand = retry(connect, policy, f"connecting to {target}", give_up=absent)
+    try:
+        hand = retry(connect, policy, f"connecting to {target}", give_up=absent)
+    except ProducerError as exc:
+        if not (sn and not_local and bridge_search is not None):
+            raise
+        budget = bridge_budget_s(timeout_ms)
+        reason = bridge_search(sn, budget)
+        if reason is not None:
+            raise type(exc)(f"{exc}; {reason}") from exc
+        kwargs["options"] = local_options = bridge_options  # another SDK instance has it: over the bridge
+        hand = bounded(connect, max(policy.timeout_s, budget), f"connecting to {target} over the SDK's bridge")
     if not hasattr(hand, "fingertip_thumb_info") and not hasattr(hand, "get_fingertip_info"):
         raise ProducerError(f"connected device {type(hand).__name__} is not a Wuji Hand 2 (no fingertip sensors)")
     device = SdkFingertipDevice(hand, owns_connection=True, policy=policy, clock_ns=clock_ns)
@@ -533,7 +561,7 @@ def connect_sdk_hand(*, side: str | None = None, sn: str | None = None, address:
     if side is not None:
         resolve_side(side, identity.side, serial_number=identity.serial_number, source=identity.side_source or "")
     serial = identity.serial_number or device.serial_number
-    reconnect_kwargs = {"sn": serial, "device_name": name, "options": options} if serial else kwargs
+    reconnect_kwargs = {"sn": serial, "device_name": name, "options": local_options} if serial else kwargs
 
     def reconnect():
         try:

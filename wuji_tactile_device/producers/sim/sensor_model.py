@@ -23,6 +23,10 @@ Parameters live in one JSON file (`SensorModel.from_file`), every value with its
 
 A `range` is drawn uniformly at every `reset(seed)` (per-episode domain randomisation); the same
 seed gives the same parameters, dead taxels and noise sequence.
+
+The package ships an example (`EXAMPLE_NAME`, package data `sensor_model_example.json`, the same
+bytes as the clone's `docs/sensor_model_example.json`): `from_file("example")`, `sim
+--sensor-model example`, `example_text()` (what `wuji-tactile sensor-model` prints, to copy and edit).
 """
 from __future__ import annotations
 
@@ -30,6 +34,7 @@ import json
 import re
 import math
 from dataclasses import dataclass, fields
+from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -179,11 +184,37 @@ FILE_MAX_VALUE = {"latency": 1.0}
 _NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
 
 
+#: The name that stands for the shipped example model wherever a sensor-model file is asked for
+#: (a file of that name in the working directory is given as `./example`).
+EXAMPLE_NAME = "example"
+_EXAMPLE_RESOURCE = "sensor_model_example.json"
+
+
+def example_path() -> Path:
+    """The shipped example sensor model (package data) as a file path."""
+    resource = resources.files(__package__).joinpath(_EXAMPLE_RESOURCE)
+    if not resource.is_file():
+        raise ProducerError(f"the package's example sensor model ({_EXAMPLE_RESOURCE}) is missing from "
+                            f"{resources.files(__package__)}: a broken install, reinstall the package")
+    return Path(str(resource))
+
+
+def example_text() -> str:
+    """The shipped example sensor model, as JSON text (UTF-8)."""
+    return example_path().read_text(encoding="utf-8")
+
+
+def sensor_model_path(path: str | Path) -> Path:
+    """`path`, or the shipped example's for `EXAMPLE_NAME`."""
+    return example_path() if str(path) == EXAMPLE_NAME else Path(path)
+
+
 def load_sensor_specs(path: str | Path) -> dict[str, float | tuple[float, float]]:
-    """Parameter specs from a sensor-model JSON file (format in the module docstring). A file
-    larger than `FILE_MAX_BYTES`, not UTF-8 text, nested deeper than `FILE_MAX_DEPTH` or giving a
-    parameter beyond `FILE_MAX_VALUE` is refused with a `ProducerError` naming the key and limit."""
-    path = Path(path)
+    """Parameter specs from a sensor-model JSON file (format in the module docstring; `"example"`:
+    the shipped example). A file larger than `FILE_MAX_BYTES`, not UTF-8 text, nested deeper than
+    `FILE_MAX_DEPTH` or giving a parameter beyond `FILE_MAX_VALUE` is refused with a
+    `ProducerError` naming the key and limit."""
+    path = sensor_model_path(path)
     where = f"sensor model file {str(path)!r}"
     try:
         size = path.stat().st_size
