@@ -17,7 +17,7 @@ import pytest
 
 from wuji_tactile_device.errors import ProducerError
 from wuji_tactile_device.producers.emulated import EmulatedHand2
-from wuji_tactile_device.producers.emulated.emulator import EmulatedSdkManager
+from wuji_tactile_device.producers.emulated import EmulatedSdkManager
 from wuji_tactile_device.producers.hardware.bridge_probe import bridge_budget_s, probe_command, search_bridge
 from wuji_tactile_device.producers.hardware.device import connect_sdk_hand
 from wuji_tactile_device.producers.hardware.recovery import RetryPolicy
