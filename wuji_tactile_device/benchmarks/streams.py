@@ -182,12 +182,14 @@ def _producer(connect: str, rate_s: float, rounds: int, burst: int, cpu_rounds: 
     for key in ("publish_us", "put_us", "encode_put_us", "encode_hot_us"):
         sent[key] = []
     sent["late_cycles"] = [0]
+    sent["cycle_ms"] = []  # wall time of each cycle's blocks [ms]
     sequence = 0
     cycle_ns = int(CPU_CYCLE_S * 1e9)
     next_ns = time.monotonic_ns()
     for r in range(cpu_rounds):
         spent = [0, 0, 0, 0]
         for b in range(CPU_BLOCKS):
+            cycle_start = time.monotonic_ns()
             for kind in _CPU_ORDERS[(r * CPU_BLOCKS + b) % 3]:
                 t0 = thread_ns()
                 if kind == 0:
@@ -208,6 +210,7 @@ def _producer(connect: str, rate_s: float, rounds: int, burst: int, cpu_rounds: 
             spent[3] += thread_ns() - t0
             next_ns += cycle_ns
             now = time.monotonic_ns()
+            sent["cycle_ms"].append((now - cycle_start) / 1e6)
             if now < next_ns:
                 time.sleep((next_ns - now) / 1e9)
             else:  # this machine is slower than the schedule: the next cycle starts now
@@ -497,7 +500,8 @@ def _zenoh_section(quick: bool, section: Section) -> None:
                 f"received {cc.received}, gaps {cc.frames_missing}, overflow {cc.overflowed}; "
                 f"{cc.delivered / max(cpu_updates[0], 1):.0f} frames per update() (polled every "
                 f"{CPU_POLL_S * 1e3:.0f} ms; the producer sends {CPU_BLOCK} every {CPU_CYCLE_S * 1e3:.0f} ms, "
-                f"late in {sent['late_cycles'][0]} of {cpu_rounds * CPU_BLOCKS} cycles)"),
+                f"late in {sent['late_cycles'][0]} of {cpu_rounds * CPU_BLOCKS} cycles, whose blocks took "
+                f"{med(sent['cycle_ms']):.1f} ms of wall time, median)"),
             Row("CPU phase, consumer: update() per call, fixed part", fixed_us, "µs",
                 f"+ {per_frame_slope_us:.2f} µs per frame (least squares over {len(update_calls)} calls): "
                 "the fixed part is shared by the frames of one call (informative)"),
