@@ -371,3 +371,51 @@ def test_a_peer_inventing_session_ids_cannot_grow_the_trackers_memory():
     # confirmed: its next republication confirms it again, as the frames above show)
     assert tracker.counters.producer_sessions >= 5_001
     assert tracker.counters.sessions_forgotten >= 5_001 - MAX_PRODUCER_SESSIONS
+
+
+def test_drain_run_reports_one_sessions_consecutive_data_of_one_size_and_nothing_else():
+    q = SubscriptionQueue(CID, limit=100, max_bytes=10**6, max_data_size=200)
+
+    def run_of(*events) -> tuple | None:
+        for e in events:
+            q.put(e) if type(e) is Message else q.put_liveliness(e)
+        drained, run = q.drain_run()
+        assert drained == [e for e in events if not (type(e) is Message and len(e.payload) > 200)] or run is None
+        return run
+
+    clean = [msg(Stream.DATA, bytes(100), i) for i in range(3, 9)]
+    assert run_of(*clean) == (5, 100)
+    assert q.drain_run() == ([], None)  # nothing queued: no run
+    assert run_of(*clean[:2], clean[3]) is None  # a gap
+    assert run_of(*clean[:2], clean[1]) is None  # a repeat
+    assert run_of(clean[0], msg(Stream.DATA, bytes(100), 4, session=6)) is None  # another session
+    assert run_of(clean[0], msg(Stream.DATA, bytes(101), 4)) is None  # another size
+    assert run_of(clean[0], msg(Stream.DATA, bytearray(100), 4)) is None  # not bytes
+    assert run_of(msg(Stream.DATA, bytearray(100), 4), clean[2]) is None
+    assert run_of(msg(Stream.METADATA, bytes(100), 3), msg(Stream.DATA, bytes(100), 4)) is None
+    assert run_of(clean[0], LivelinessChange(CID, 5, True), clean[1]) is None
+    assert run_of(clean[0], msg(Stream.DATA, bytes(300), 4), clean[2]) is None  # the notice breaks it
+    assert run_of(clean[0]) == (5, 100)  # a fresh run after every drain
+    for e in clean:
+        q.put(e)
+    assert [e.sequence for e in q.drain(2)] == [3, 4]  # a partial drain leaves a run
+    assert q.drain_run() == (clean[2:], (5, 100))
+
+
+def test_check_run_passes_exactly_the_runs_check_batch_passes_whole():
+    codec = ForceRecordCodec(15)
+    records = [encode_tactile_record(forces_for(i, 15), DeviceDataTimestamp(i, 2 * i, 3 * i)) for i in range(12)]
+    forces = codec.check_run(b"".join(records), len(records))
+    ok, batch_forces = codec.check_batch(records)
+    assert all(ok) and forces is not None and not forces.flags.writeable
+    assert np.array_equal(forces, batch_forces)
+    assert np.array_equal(forces[5], decode_tactile_record(records[5]).forces)
+    bad_nan = encode_tactile_record(np.where(np.arange(45).reshape(15, 3) == 44, np.nan,
+                                             forces_for(1, 15)).astype(np.float32), DeviceDataTimestamp(1, 2, 3))
+    at = codec._middle_at  # the first structural byte after the timestamp
+    for bad in (bad_nan, records[0][:4] + b"TMER" + records[0][8:], records[0][:at] + b"\x7f" + records[0][at + 1:]):
+        # (a) a non-finite force, (b) another file identifier, (c) a structural byte after the timestamp
+        run = records[:6] + [bad] + records[6:]
+        assert not all(codec.check_batch(run)[0])
+        assert codec.check_run(b"".join(run), len(run)) is None
+    assert codec.check_run(b"".join(records)[:-1], len(records)) is None  # not count × size bytes

@@ -435,3 +435,41 @@ def test_port_environment_variable_moves_the_default(monkeypatch):
     monkeypatch.setenv("WUJI_TACTILE_ZENOH_PORT", "70000")
     with pytest.raises(TransportError, match="WUJI_TACTILE_ZENOH_PORT='70000' is not a TCP port"):
         build_config()
+
+
+def test_sample_callback_routes_by_key_skips_nested_collections_and_refuses_what_does_not_fit(net):
+    """The subscription's callback compares each sample's key with its two streams' keys: data and
+    metadata queued with their stream in send order, a nested collection's samples skipped, a sample
+    without our attachment counted as malformed, an oversize payload refused with a notice."""
+    from wuji_tactile_device.streams.base import DroppedPayload, Message, Stream
+
+    transport, endpoint = net
+    sub = transport.subscribe("tactile/right", max_data_size=100, max_metadata_size=1000)
+    other = ZenohTransport(connect=[endpoint])
+    try:
+        keys = ["tactile/right", "tactile/right/metadata", "tactile/right/x", "tactile/right/x/metadata"]
+        pubs = {k: other.session.declare_publisher(k, express=True) for k in keys}
+        deadline = time.monotonic() + 5
+        while not all(p.matching_status.matching for p in pubs.values()) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        sent = [("tactile/right/metadata", b"m" * 500, 0), ("tactile/right", b"d" * 100, 0),
+                ("tactile/right/x", b"n" * 50, 1), ("tactile/right/x/metadata", b"n" * 50, 1),
+                ("tactile/right", b"d" * 101, 1), ("tactile/right", b"e" * 7, 2)]
+        for key, payload, sequence in sent:
+            pubs[key].put(payload, attachment=ATTACHMENT.pack(9, sequence))
+        pubs["tactile/right"].put(b"no attachment")
+        deadline = time.monotonic() + 5
+        events: list = []
+        while (len(events) < 4 or sub.malformed < 1) and time.monotonic() < deadline:
+            events += sub.drain()
+            time.sleep(0.01)
+        events += sub.drain()
+        assert [type(e) for e in events] == [Message, Message, DroppedPayload, Message]
+        assert [(e.stream, e.payload, e.sequence) for e in events if type(e) is Message] == [
+            (Stream.METADATA, b"m" * 500, 0), (Stream.DATA, b"d" * 100, 0), (Stream.DATA, b"e" * 7, 2)]
+        assert all(type(e.payload) is bytes for e in events if type(e) is Message)
+        assert (events[2].stream, events[2].sequence, events[2].size, events[2].limit) == (Stream.DATA, 1, 101, 100)
+        assert (sub.malformed, sub.queue.oversize_dropped) == (1, 1)
+    finally:
+        sub.close()
+        other.close()

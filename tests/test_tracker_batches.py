@@ -9,7 +9,9 @@ from streams_helpers import forces_for, small_metadata
 
 from wuji_tactile_device.contract import DeviceDataTimestamp, encode_metadata_record, encode_tactile_record
 from wuji_tactile_device.errors import TactileError
+from wuji_tactile_device.contract.records import ForceRecordCodec
 from wuji_tactile_device.streams.base import LivelinessChange, Message, Stream
+from wuji_tactile_device.streams.queue import QueuedSubscription, SubscriptionQueue
 from wuji_tactile_device.streams.tracker import _BATCH_MAX, _BATCH_MIN, TactileTracker
 
 CID = "tactile/right"
@@ -33,6 +35,41 @@ class Feed:
 
     def close(self) -> None:
         pass
+
+
+class _Queued(QueuedSubscription):
+    def close(self) -> None:
+        pass
+
+
+class QueuedFeed:
+    """A source with the live transports' queue: events go in by `put` / `put_liveliness`, so the
+    queue follows their runs and the tracker takes its run path (`SubscriptionQueue.drain_run`)."""
+
+    def __init__(self) -> None:
+        self.queue = SubscriptionQueue(CID, limit=10**6, max_bytes=10**9)
+
+    def subscribe(self, collection_id: str, *, queue_limit: int = 0) -> QueuedSubscription:
+        return _Queued(self.queue)
+
+    def push(self, events: list) -> None:
+        for event in events:
+            if type(event) is Message:
+                assert self.queue.put(event)
+            else:
+                self.queue.put_liveliness(event)
+
+
+def segments(events: list) -> list[list]:
+    """`events` cut before and after every event that is not a data message: each run of data
+    arrives alone in the queue, as a live stream's frames between two metadata repeats do."""
+    out: list[list] = [[]]
+    for event in events:
+        if type(event) is Message and event.stream is Stream.DATA:
+            out[-1].append(event)
+        else:
+            out += [[event], []]
+    return [segment for segment in out if segment]
 
 
 def data(session: int, sequence: int, n: int, fault: str = "") -> Message:
@@ -80,10 +117,21 @@ def scenarios(md) -> dict[str, list]:
     return out
 
 
-def drive(events: list, *, one_by_one: bool, policy: str, observe: bool):
-    """Feed `events` all at once (or one per update) and record what the tracker decided."""
+def drive(events: list, *, one_by_one: bool, policy: str, observe: bool, queued: bool = False):
+    """Feed `events` all at once (or one per update; or `queued`: through a live transport's queue,
+    each run of data messages at once) and record what the tracker decided."""
+    if queued:
+        qfeed = QueuedFeed()
+        tracker = TactileTracker(CID, qfeed, error_policy=policy)
+        return _decisions(tracker, events, segments(events), qfeed.push, policy, observe, one_by_one=False)
     feed = Feed()
     tracker = TactileTracker(CID, feed, error_policy=policy)
+    return _decisions(tracker, events, [[e] for e in events] if one_by_one else [events],
+                      lambda part: feed.events.extend(part), policy, observe, one_by_one)
+
+
+def _decisions(tracker: TactileTracker, events: list, parts: list[list], push, policy: str, observe: bool,
+               one_by_one: bool):
     seen: list = []
     if observe:
         class Observer:
@@ -107,13 +155,13 @@ def drive(events: list, *, one_by_one: bool, policy: str, observe: bool):
             if tracker.pending == 0:
                 return
 
-    for event in events if one_by_one else [None]:
-        feed.events.extend([event] if one_by_one else events)
+    for part in parts:
+        push(part)
         settle()
-        latest = tracker.get_data()
-        if latest is not None and not one_by_one or one_by_one and event is events[-1]:
-            newest.append((latest.producer_session, latest.sequence, tuple(latest.timestamp),
-                           latest.forces.tobytes(), latest.forces.flags.writeable))
+    latest = tracker.get_data()
+    if latest is not None:
+        newest.append((latest.producer_session, latest.sequence, tuple(latest.timestamp),
+                       latest.forces.tobytes(), latest.forces.flags.writeable))
     return errors, tracker.counters, seen, newest
 
 
@@ -125,12 +173,42 @@ def test_a_batch_decides_exactly_as_frames_one_by_one(taxels_per_segment, policy
     assert _BATCH_MIN <= 20  # every scenario has runs long enough to be checked as batches
     for name, events in scenarios(md).items():
         alone = drive(events, one_by_one=True, policy=policy, observe=observe)
-        batched = drive(events, one_by_one=False, policy=policy, observe=observe)
-        assert batched[0] == alone[0], name  # the same errors, in order, with the same messages
-        assert batched[1] == alone[1], name  # every counter, last_error included
-        assert batched[2] == alone[2], name  # the frames observers saw
-        assert batched[3] == alone[3], name  # the newest frame, read-only
+        for queued in (False, True):
+            batched = drive(events, one_by_one=False, policy=policy, observe=observe, queued=queued)
+            label = f"{name}, {'queued runs' if queued else 'all at once'}"
+            assert batched[0] == alone[0], label  # the same errors, in order, with the same messages
+            assert batched[1] == alone[1], label  # every counter, last_error included
+            assert batched[2] == alone[2], label  # the frames observers saw
+            assert batched[3] == alone[3], label  # the newest frame, read-only
         assert alone[1].delivered > 0, name
+
+
+def test_queued_runs_take_the_run_check_and_leave_it_for_what_it_cannot_decide(monkeypatch):
+    """The queued comparison above goes through `ForceRecordCodec.check_run` (the run path) where a
+    run is clean, and the run path hands every run it cannot pass whole to the general path."""
+    results: list = []
+    check_run = ForceRecordCodec.check_run
+
+    def recording(self, joined, count):
+        out = check_run(self, joined, count)
+        results.append(None if out is None else len(out))
+        return out
+
+    monkeypatch.setattr(ForceRecordCodec, "check_run", recording)
+    md = small_metadata(3)
+    s = scenarios(md)
+    _, c, _, newest = drive(s["clean, long"], one_by_one=False, policy="raise", observe=False, queued=True)
+    assert results == [_BATCH_MAX, _BATCH_MAX] and c.delivered == 2 * _BATCH_MAX + 3  # 3 left: one by one
+    assert newest[0][1] == 2 * _BATCH_MAX + 2
+    results.clear()
+    errors, c, _, _ = drive(s["nan"], one_by_one=False, policy="raise", observe=False, queued=True)
+    assert None in results and len(errors) == 4 and c.delivered == 56  # refused by the general path
+    results.clear()
+    drive(s["clean"], one_by_one=False, policy="raise", observe=True, queued=True)
+    assert results == []  # an observer sees every frame: the general path builds each one
+    results.clear()
+    drive(s["gaps, duplicate, older"], one_by_one=False, policy="raise", observe=False, queued=True)
+    assert results == []  # not consecutive: the queue reports no run
 
 
 def test_the_scenarios_exercise_what_they_name():

@@ -40,6 +40,11 @@ CPU_BLOCK = 50
 CPU_BLOCKS = 20
 #: CPU phase: the consumer's polling period [s] (a 200 Hz control loop).
 CPU_POLL_S = 0.005
+#: CPU phase: one block of each kind per cycle [s]: 50 frames per 5 ms, a 10 kHz stream, so about
+#: 50 frames per update() of the consumer, whatever the machine's speed.
+CPU_CYCLE_S = 0.005
+#: CPU phase: the order of the timed blocks (0 publish(), 1 bare put, 2 floor), rotating.
+_CPU_ORDERS = ((0, 1, 2), (1, 2, 0), (2, 0, 1))
 
 
 def _process_cpu_s() -> float:
@@ -164,9 +169,12 @@ def _producer(connect: str, rate_s: float, rounds: int, burst: int, cpu_rounds: 
         time.sleep(0.15)
     burst_pub.close()
     # CPU phase: blocks of publish(), of bare puts, and of the floor (the contract's encoder, then a
-    # bare put of its bytes) alternate, each block timed in this thread's CPU time (what other
-    # processes take is not counted). publish() and the floor both run between Zenoh puts, so
-    # what Zenoh does to the caches between frames weighs on both alike.
+    # bare put of its bytes), each block timed in this thread's CPU time (what other processes take
+    # is not counted). publish() and the floor both run between Zenoh puts, so what Zenoh does to
+    # the caches between frames weighs on both alike. One block of each every CPU_CYCLE_S, the
+    # order rotating from cycle to cycle (the block right after the pause finds colder caches),
+    # so the stream's rate — and the frames each update() of the consumer takes — is the
+    # scenario's, not the machine's (unless the machine cannot keep that rate: then flat out).
     cpu_pub = TactilePublisher("bench/cpu/right", md, transport, metadata_period_s=3600)
     cpu_bare = session.declare_publisher("bench/cpu_bare/right", **PUBLISHER_QOS)
     cpu_floor = session.declare_publisher("bench/cpu_floor/right", **PUBLISHER_QOS)
@@ -175,31 +183,44 @@ def _producer(connect: str, rate_s: float, rounds: int, burst: int, cpu_rounds: 
     thread_ns = time.thread_time_ns
     for key in ("publish_us", "put_us", "encode_put_us", "encode_hot_us"):
         sent[key] = []
+    sent["late_cycles"] = [0]
+    sent["cycle_ms"] = []  # wall time of each cycle's blocks [ms]
     sequence = 0
+    cycle_ns = int(CPU_CYCLE_S * 1e9)
+    next_ns = time.monotonic_ns()
     for r in range(cpu_rounds):
         spent = [0, 0, 0, 0]
-        for _ in range(CPU_BLOCKS):
+        for b in range(CPU_BLOCKS):
+            cycle_start = time.monotonic_ns()
+            for kind in _CPU_ORDERS[(r * CPU_BLOCKS + b) % 3]:
+                t0 = thread_ns()
+                if kind == 0:
+                    for i in range(CPU_BLOCK):
+                        cpu_pub.publish(frames[i % 16], sample_time_ns=i)
+                elif kind == 1:
+                    for _ in range(CPU_BLOCK):
+                        cpu_bare.put(payload, attachment=pack(r, sequence))
+                        sequence += 1
+                else:
+                    for i in range(CPU_BLOCK):
+                        cpu_floor.put(encode_tactile_record(frames[i % 16], stamp), attachment=pack(r, sequence))
+                        sequence += 1
+                spent[kind] += thread_ns() - t0
             t0 = thread_ns()
-            for i in range(CPU_BLOCK):
-                cpu_pub.publish(frames[i % 16], sample_time_ns=i)
-            t1 = thread_ns()
-            for _ in range(CPU_BLOCK):
-                cpu_bare.put(payload, attachment=pack(r, sequence))
-                sequence += 1
-            t2 = thread_ns()
-            for i in range(CPU_BLOCK):
-                cpu_floor.put(encode_tactile_record(frames[i % 16], stamp), attachment=pack(r, sequence))
-                sequence += 1
-            t3 = thread_ns()
             for i in range(CPU_BLOCK):  # the encoder alone in a tight loop (hot caches)
                 encode_tactile_record(frames[i % 16], stamp)
-            t4 = thread_ns()
-            for k, (u, v) in enumerate(((t0, t1), (t1, t2), (t2, t3), (t3, t4))):
-                spent[k] += v - u
+            spent[3] += thread_ns() - t0
+            next_ns += cycle_ns
+            now = time.monotonic_ns()
+            sent["cycle_ms"].append((now - cycle_start) / 1e6)
+            if now < next_ns:
+                time.sleep((next_ns - now) / 1e9)
+            else:  # this machine is slower than the schedule: the next cycle starts now
+                sent["late_cycles"][0] += 1
+                next_ns = now
         per_frame = CPU_BLOCKS * CPU_BLOCK * 1e3
         for k, key in enumerate(("publish_us", "put_us", "encode_put_us", "encode_hot_us")):
             sent[key].append(spent[k] / per_frame)
-        time.sleep(0.05)
     cpu_pub.close()
     print(json.dumps(sent), flush=True)
     time.sleep(0.2)
@@ -340,6 +361,7 @@ def _zenoh_section(quick: bool, section: Section) -> None:
         record = encode_tactile_record(_forces(3), DeviceDataTimestamp(1, 2, 3))
 
         cpu_updates = [0]
+        update_calls: list[tuple[int, int]] = []  # (frames, thread CPU [ns]) of each update() that delivered
 
         def consume_cpu(tracker) -> None:
             # A control loop polling update() every CPU_POLL_S. Not update(timeout_s), and not
@@ -356,6 +378,7 @@ def _zenoh_section(quick: bool, section: Section) -> None:
                     entry[1] += spent
                     entry[2] += n
                     cpu_updates[0] += 1
+                    update_calls.append((n, spent))
                 time.sleep(CPU_POLL_S)
 
         stop = threading.Event()
@@ -454,6 +477,11 @@ def _zenoh_section(quick: bool, section: Section) -> None:
             return statistics.median(values or nan)
 
         cc = cpu_tracker.counters
+        fixed_us = per_frame_slope_us = float("nan")
+        if len({n for n, _ in update_calls}) > 1:
+            n_frames = np.array([n for n, _ in update_calls], np.float64)
+            cost_us = np.array([t for _, t in update_calls], np.float64) / 1e3
+            per_frame_slope_us, fixed_us = (float(v) for v in np.polyfit(n_frames, cost_us, 1))
         section.rows += [
             Row("zenoh burst throughput tracker / bare (median of adjacent round pairs)", ratio, "×",
                 "informative: Python work against native work moves with the machine; the CPU phase below "
@@ -471,7 +499,12 @@ def _zenoh_section(quick: bool, section: Section) -> None:
             Row("CPU phase, consumer: tracker frames", cc.delivered, "frames",
                 f"received {cc.received}, gaps {cc.frames_missing}, overflow {cc.overflowed}; "
                 f"{cc.delivered / max(cpu_updates[0], 1):.0f} frames per update() (polled every "
-                f"{CPU_POLL_S * 1e3:.0f} ms)"),
+                f"{CPU_POLL_S * 1e3:.0f} ms; the producer sends {CPU_BLOCK} every {CPU_CYCLE_S * 1e3:.0f} ms, "
+                f"late in {sent['late_cycles'][0]} of {cpu_rounds * CPU_BLOCKS} cycles, whose blocks took "
+                f"{med(sent['cycle_ms']):.1f} ms of wall time, median)"),
+            Row("CPU phase, consumer: update() per call, fixed part", fixed_us, "µs",
+                f"+ {per_frame_slope_us:.2f} µs per frame (least squares over {len(update_calls)} calls): "
+                "the fixed part is shared by the frames of one call (informative)"),
             Row("consumer thread: decode_tactile_record in a tight loop, after the run", med(decode_floor_us), "µs",
                 "the floor with hot caches (informative)"),
         ]

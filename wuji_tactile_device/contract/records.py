@@ -341,6 +341,15 @@ class ForceRecordCodec:
         # Batches view the joined payloads as rows of float32: needs 4-byte aligned rows and forces.
         self._batchable = self.size % 4 == 0 and self._forces % 4 == 0
         self._middle_at = self._ts + 24
+        # `check_run`: the record as 4-byte words; the structural ones (all but the timestamp's and
+        # the forces') are gathered from every record of a run and compared with the layout's.
+        self._runnable = self._batchable and self._ts % 4 == 0
+        if self._runnable:
+            words = np.arange(self.size // 4)
+            variable = ((words >= self._ts // 4) & (words < self._middle_at // 4)) | (
+                (words >= self._forces // 4) & (words < self._tail_start // 4))
+            self._structure_words = words[~variable]
+            self._structure = np.frombuffer(layout.template, np.uint32)[self._structure_words].tobytes()
 
     def encode(self, forces: np.ndarray, available_ns: int, sample_ns: int, device_ns: int) -> bytes:
         """The record of `forces` (C-contiguous `(N, 3)` float32 [N]) and its timestamp [ns];
@@ -381,8 +390,26 @@ class ForceRecordCodec:
             ok = [o and f for o, f in zip(ok, np.all(finite, axis=1).tolist(), strict=True)]
         return ok, forces.reshape(k, n, 3)
 
+    def check_run(self, joined: bytes, count: int) -> np.ndarray | None:
+        """`check_batch` of `count` payloads of this layout's size joined end to end
+        (`b"".join(payloads)`), for a run where every record is expected to pass: the `(count, N,
+        3)` float32 forces [N] (read-only views of `joined`) when every record has this layout's
+        structural bytes and only finite forces, None when any has not (then check them one by
+        one). A few numpy calls for the whole run: the structural words of every record gathered
+        and compared with the layout's at once, one finiteness test of every force."""
+        size, n = self.size, self.num_taxels
+        if not self._runnable or len(joined) != count * size or count < 1:
+            return None
+        words = np.ndarray((count, size // 4), np.uint32, joined)
+        if words[:, self._structure_words].tobytes() != self._structure * count:
+            return None
+        forces = np.ndarray((count, n, 3), np.float32, joined, self._forces, (size, 12, 4))
+        if not _isfinite(forces).all():
+            return None
+        return forces
+
     def timestamp(self, payload: bytes) -> DeviceDataTimestamp:
-        """The timestamp [ns] of a payload `check_batch` found ok."""
+        """The timestamp [ns] of a payload `check_batch` or `check_run` found ok."""
         return _new_tuple(DeviceDataTimestamp, _TIMESTAMP.unpack_from(payload, self._ts))
 
     def decode(self, payload: object) -> tuple[np.ndarray, DeviceDataTimestamp] | None:

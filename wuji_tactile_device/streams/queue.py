@@ -9,12 +9,17 @@ notice takes its place so the consumer can report the refusal in order. Liveline
 never dropped: they are rare, carry no payload, and restart detection depends on them.
 
 Thread safety: one short lock around every change; `wait()` sleeps on a condition of that lock,
-notified only while someone waits (so a put costs no wake-up when nobody sleeps).
+notified only while someone waits (so a put costs no wake-up when nobody sleeps). `drain()` hands
+over the queued list itself (no copy) and starts a new one.
+
+Runs: the queue notes, as events arrive, whether everything queued since the last drain is a run
+of data messages with `bytes` payloads of one size from one producer session with consecutive
+sequence numbers (`drain_run`), so that a consumer can check such a run at once without first
+walking it event by event (a few comparisons per put, under the lock it takes anyway).
 """
 from __future__ import annotations
 
 import threading
-from collections import deque
 from numbers import Integral
 
 from ..contract.naming import Stream
@@ -56,8 +61,15 @@ class SubscriptionQueue:
         self.max_bytes = max_bytes
         self._size_limits = {Stream.DATA: max_data_size, Stream.METADATA: max_metadata_size}
         self._data_limit, self._metadata_limit = max_data_size, max_metadata_size  # (an Enum hashes in Python)
-        self._events: deque[Event] = deque()
+        self._events: list[Event] = []
         self._bytes = 0  # payload bytes of the queued messages
+        # The run of the queued events (module doc): while `_run`, every queued event is a data
+        # Message with a `bytes` payload of `_run_size` bytes from `_run_session`, sequences
+        # consecutive up to `_run_next` - 1. Meaningless while nothing is queued.
+        self._run = False
+        self._run_session = 0
+        self._run_next = 0
+        self._run_size = 0
         self._lock = threading.Lock()
         self._arrival = threading.Condition(self._lock)
         self._waiters = 0
@@ -77,7 +89,7 @@ class SubscriptionQueue:
 
     def max_payload(self, stream: Stream) -> int:
         """Largest payload on `stream` that could ever be queued [bytes]: a transport refuses a
-        larger one (`refuse`) before even copying it."""
+        larger one (`refuse`) before queuing it."""
         limit = self._size_limits[stream]
         return self.max_bytes if limit is None else min(limit, self.max_bytes)
 
@@ -97,6 +109,7 @@ class SubscriptionQueue:
             else:
                 events.append(DroppedPayload(self.collection_id, stream, producer_session, sequence, size, limit,
                                              receive_time_ns))
+                self._run = False
                 if self._waiters:
                     self._arrival.notify_all()
         elif len(events) >= self.limit:
@@ -115,8 +128,7 @@ class SubscriptionQueue:
                     or self._bytes + size > self.max_bytes):
                 self._refuse(stream, size, message[3], message[4], message[5])
                 return False
-            events.append(message)
-            self._bytes += size
+            self._append(events, message, size)
             if self._waiters:
                 self._arrival.notify_all()
         return True
@@ -129,15 +141,40 @@ class SubscriptionQueue:
             if len(events) >= self.limit or self._bytes + size > self.max_bytes:
                 self._refuse(message[1], size, message[3], message[4], message[5])
                 return
+            # `_append`, written out (this is the transports' per-sample path)
+            if not events:
+                self._run = message[1] is _DATA and type(message[2]) is bytes
+                self._run_session, self._run_next, self._run_size = message[3], message[4] + 1, size
+            elif self._run:
+                if (message[4] == self._run_next and message[3] == self._run_session and size == self._run_size
+                        and message[1] is _DATA and type(message[2]) is bytes):
+                    self._run_next += 1
+                else:
+                    self._run = False
             events.append(message)
             self._bytes += size
             if self._waiters:
                 self._arrival.notify_all()
 
+    def _append(self, events: list[Event], message: Message, size: int) -> None:
+        """Queue a message that fits and follow the run of the queued events (lock held)."""
+        if not events:  # a new run starts
+            self._run = message[1] is _DATA and type(message[2]) is bytes
+            self._run_session, self._run_next, self._run_size = message[3], message[4] + 1, size
+        elif self._run:
+            if (message[4] == self._run_next and message[3] == self._run_session and size == self._run_size
+                    and message[1] is _DATA and type(message[2]) is bytes):
+                self._run_next += 1
+            else:
+                self._run = False
+        events.append(message)
+        self._bytes += size
+
     def put_liveliness(self, change: LivelinessChange) -> None:
         """Queue a liveliness change; never dropped (the count limit may be exceeded by these)."""
         with self._lock:
             self._events.append(change)
+            self._run = False
             if self._waiters:
                 self._arrival.notify_all()
 
@@ -151,13 +188,25 @@ class SubscriptionQueue:
         with self._lock:
             events = self._events
             if max_events is None or max_events >= len(events):
-                out = list(events)
-                events.clear()
+                self._events = []
                 self._bytes = 0
-                return out
-            out = [events.popleft() for _ in range(max(max_events, 0))]
-            self._bytes -= sum(len(e.payload) for e in out if type(e) is Message)
+                return events
+            count = max(max_events, 0)
+            out = events[:count]
+            del events[:count]  # (what stays is still a run if everything was one)
+            self._bytes -= sum(len(e[2]) for e in out if type(e) is Message)
             return out
+
+    def drain_run(self) -> tuple[list[Event], tuple[int, int] | None]:
+        """`drain()` plus the run of the drained events: `(producer_session, payload size
+        [bytes])` when they are all data messages with `bytes` payloads of that size from that
+        session, with consecutive sequence numbers (module doc), else None."""
+        with self._lock:
+            events = self._events
+            run = (self._run_session, self._run_size) if self._run and events else None
+            self._events = []
+            self._bytes = 0
+            return events, run
 
     def wait(self, timeout_s: float) -> bool:
         """Block until at least one event is queued or `timeout_s` [s] passed; True if queued."""

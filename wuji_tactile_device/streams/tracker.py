@@ -187,13 +187,17 @@ class TactileTracker:
         if self._closed:
             raise TactileError(f"collection {self.collection_id!r}: tracker is closed")
         pending = self._pending
-        events = self._subscription.drain()
+        queue = self._queue
+        # `run`: (producer session, payload size) when the queue saw the drained events arrive as
+        # one session's consecutive data messages (`SubscriptionQueue.drain_run`), else None.
+        events, run = queue.drain_run() if queue is not None else (self._subscription.drain(), None)
         if pending:  # left behind by a raised error: they come first
             pending.extend(events)
             events = list(pending)
             pending.clear()
+            run = None
         elif not events and timeout_s > 0:
-            events = self._wait(timeout_s)
+            events, run = self._wait(timeout_s)
         self._sync_transport_counters()
         count = len(events)
         self._last_processed = count
@@ -206,7 +210,7 @@ class TactileTracker:
                 if type(event) is Message:
                     if event[1] is _DATA:
                         if count - i >= _BATCH_MIN and self._codec is not None:
-                            run_delivered, i = self._on_data_run(events, i)
+                            run_delivered, i = self._on_data_run(events, i, run)
                             delivered += run_delivered
                             continue
                         delivered += on_data(event)
@@ -244,17 +248,21 @@ class TactileTracker:
         counters.oversize_dropped = sub.oversize_dropped
         counters.transport_malformed = sub.transport_malformed
 
-    def _wait(self, timeout_s: float) -> list:
+    def _wait(self, timeout_s: float) -> tuple[list, tuple[int, int] | None]:
+        """The events that arrive within `timeout_s` [s] and their run (see `update`)."""
+        if self._queue is not None:  # live transports: woken by the first event
+            self._queue.wait(timeout_s)
+            return self._queue.drain_run()
         wait = getattr(self._subscription, "wait", None)
-        if wait is not None:  # live transports: woken by the first event
+        if wait is not None:
             wait(timeout_s)
-            return self._subscription.drain()
+            return self._subscription.drain(), None
         deadline = time.monotonic() + timeout_s  # other sources (e.g. replay): poll each ms
         while True:
             events = self._subscription.drain()
             remaining = deadline - time.monotonic()
             if events or remaining <= 0:
-                return events
+                return events, None
             time.sleep(min(remaining, 0.001))
 
     def frames(self) -> Iterator[TactileFrame]:
@@ -357,14 +365,38 @@ class TactileTracker:
             for observer in self._observers:
                 observer.on_metadata(self.collection_id, message, record)
 
-    def _on_data_run(self, events: list, start: int) -> tuple[int, int]:
+    def _on_data_run(self, events: list, start: int, run: tuple[int, int] | None = None) -> tuple[int, int]:
         """`_on_data` for the data messages from `events[start]` on (at most `_BATCH_MAX`, up to
         the first other event), their records' structure and finiteness checked together
         (`ForceRecordCodec.check_batch`). A frame whose record passed, from a confirmed session,
         is delivered here with exactly `_on_data`'s bookkeeping; every other frame goes through
         `_on_data` itself, so a faulty record in a batch is refused exactly as alone. Returns
         (frames delivered, index of the next event); when a frame raises, `_resume` is the index
-        of the event after it (the rest stay pending)."""
+        of the event after it (the rest stay pending).
+
+        `run` = (session, payload size): the queue saw every event of `events` arrive as that
+        session's data messages with consecutive sequences and `bytes` payloads of that size.
+        Then, when nobody but `get_data()` sees the frames, the session is confirmed and the
+        chunk continues its sequence, the chunk is checked with no walk over its events
+        (`ForceRecordCodec.check_run`: every record this layout's, every force finite) and the
+        bookkeeping done at once; if any record fails, the chunk takes the general path below."""
+        if run is not None and not self._observers and self._frames is None:
+            run_sid, run_size = run
+            codec = self._codec
+            session = self._sessions.get(run_sid)
+            if session is not None and session.confirmed and run_size == codec.size:  # type: ignore[union-attr]
+                chunk = events[start : start + _BATCH_MAX]
+                if chunk[0][4] == session.last_sequence + 1:
+                    count = len(chunk)
+                    forces = codec.check_run(b"".join(map(_payload_of, chunk)), count)  # type: ignore[union-attr]
+                    if forces is not None:
+                        last = chunk[-1]
+                        counters = self.counters
+                        counters.received += count
+                        counters.delivered += count
+                        session.last_sequence = last[4]
+                        self._latest = _new_tuple(TactileFrame, (forces[-1], codec.timestamp(last[2]), last[4], run_sid))  # type: ignore[union-attr]
+                        return count, start + count
         chunk = events[start : start + _BATCH_MAX]
         if (set(map(type, chunk)) != _ONLY_MESSAGE  # (count, not a set: an Enum member hashes in Python)
                 or list(map(_stream_of, chunk)).count(_DATA) != len(chunk)):

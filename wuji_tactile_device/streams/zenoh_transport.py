@@ -27,8 +27,8 @@ listen on all interfaces). Explicit `listen=` / `connect=` endpoint lists overri
 
 Zenoh calls back from its own threads: callbacks only put into the subscription's
 `queue.SubscriptionQueue` (bounded by events and bytes; overflow, oversize payloads — refused
-before they are copied out of Zenoh — and unparseable samples are counted, never raised); all
-checking of the records happens in the consumer's thread.
+before they are queued — and unparseable samples are counted, never raised); all checking of the
+records happens in the consumer's thread.
 """
 from __future__ import annotations
 
@@ -64,6 +64,7 @@ _unpack_attachment = ATTACHMENT.unpack
 _monotonic_ns = time.monotonic_ns
 _new_tuple = tuple.__new__
 _DATA = Stream.DATA  # (reading an Enum member off its class costs ~0.15 us)
+_METADATA = Stream.METADATA
 
 
 #: QoS of both stream publishers. Express (no batching): lowest latency, and metadata cannot be
@@ -180,8 +181,12 @@ class ZenohSubscription(QueuedSubscription):
         self._on_close = on_close
         self._closed = False
         self._put = queue.put_fitting  # the callback has refused what exceeds max_payload
-        # key -> (stream, largest payload the queue could ever hold on it [bytes])
-        self._streams = {stream_key(collection_id, stream): (stream, queue.max_payload(stream)) for stream in Stream}
+        # Each stream's key (compared as Zenoh key expressions: cheaper than the sample's key as a
+        # str) and the largest payload the queue could ever hold on it [bytes].
+        self._data_key = zenoh.KeyExpr(stream_key(collection_id, Stream.DATA))
+        self._metadata_key = zenoh.KeyExpr(stream_key(collection_id, Stream.METADATA))
+        self._max_data = queue.max_payload(Stream.DATA)
+        self._max_metadata = queue.max_payload(Stream.METADATA)
         # One subscriber for both keys: zenoh-python runs each subscriber's callback on its own
         # thread, so two subscribers would reorder metadata and data sent one after the other.
         # `<id>/**` also matches nested collections (`<id>/x`); their samples are skipped.
@@ -192,14 +197,19 @@ class ZenohSubscription(QueuedSubscription):
         ]
 
     # Callbacks run on Zenoh threads: enqueue only, never raise. The sample callback is the hot
-    # path: no per-sample object but the queued Message (built as the bare tuple it is), and a
-    # payload larger than the queue could ever hold is refused before it is copied out of Zenoh.
+    # path: no per-sample object but the payload's bytes and the queued Message (built as the bare
+    # tuple it is). The payload is copied out of Zenoh once, then its size checked (the length of
+    # the bytes costs nothing, a `ZBytes` length as much as the copy); Zenoh's message-size limit
+    # (`MAX_MESSAGE_SIZE` unless configured) bounds what an oversize payload costs.
     def _sample_callback(self, sample: zenoh.Sample) -> None:
         now = _monotonic_ns()
-        route = self._streams.get(str(sample.key_expr))
-        if route is None:
+        key = sample.key_expr
+        if key == self._data_key:
+            stream, max_payload = _DATA, self._max_data
+        elif key == self._metadata_key:
+            stream, max_payload = _METADATA, self._max_metadata
+        else:
             return  # another (nested) collection's stream
-        stream, max_payload = route
         attachment = sample.attachment
         if attachment is None:  # not from a TactilePublisher
             self.queue.count_malformed()
@@ -209,12 +219,12 @@ class ZenohSubscription(QueuedSubscription):
         except struct.error:  # a short attachment: not from a TactilePublisher
             self.queue.count_malformed()
             return
-        payload = sample.payload
+        payload = sample.payload.to_bytes()
         size = len(payload)
         if size > max_payload:
             self.queue.refuse(stream, size, session, sequence, now)
             return
-        self._put(_new_tuple(Message, (self.collection_id, stream, payload.to_bytes(), session, sequence, now)), size)
+        self._put(_new_tuple(Message, (self.collection_id, stream, payload, session, sequence, now)), size)
 
     def _liveliness_callback(self, sample: zenoh.Sample) -> None:
         try:
