@@ -1,6 +1,9 @@
 """Issue-21 measurements of the simulated pads (prints tables; `--figures DIR` saves taxel maps).
 
     python tools/sim_tables.py penetration      # MuJoCo penetration vs the layer model (10–500 g, 8 N edge)
+    python tools/sim_tables.py footprint [--figures out/]   # taxel count / second moment vs load, maps
+    python tools/sim_tables.py continuity       # 0.25 mm steps at 0.5 N: max share change per step
+    python tools/sim_tables.py slip             # the slip scenario's per-taxel cone, stuck fraction, slip speed
 
 Not part of the package: a measuring script over `wuji_tactile_device.producers.sim`.
 """
@@ -130,12 +133,189 @@ def penetration_table() -> None:
                     print(f"| {what} | {force:g} | {fn:.2f} | {pen * 1e3:.3f} | {pen / LAYER_THICKNESS:.2f} |")
 
 
+def _helpers():
+    """The static pad–object fixtures shared with the tests (tests/contact_model_helpers.py,
+    tests/sensing_helpers.py)."""
+    from pathlib import Path
+    tests = str(Path(__file__).resolve().parent.parent / "tests")
+    if tests not in sys.path:
+        sys.path.insert(0, tests)
+    import contact_model_helpers as cmh
+    import sensing_helpers as sh
+    return cmh, sh
+
+
+LOADS = np.array([0.1, 0.2, 0.5, 1.0, 2.0])
+CASES = (("sphere", 0.005), ("sphere", 0.010), ("sphere", 0.020), ("cylinder", 0.005), ("plate", 0.010))
+
+
+def footprint_table(figures: str | None) -> None:
+    """Per case and load on the 34 published index taxels: taxels above 5 % of the peak, their
+    second moment m2 [mm²]; the model's continuous fields: the surface pressure's m2 and the
+    sensing-plane field's m2; and each m2 minus its point-load value (the load-independent part:
+    kernel spread + taxel discretisation; variances add under a convolution)."""
+    cmh, sh = _helpers()
+    from wuji_tactile_device.producers.sim import sensing
+    from wuji_tactile_device.producers.sim.taxels import pad_taxels
+    pad = pad_taxels(SIDE)[cmh.INDEX]
+    x_pix, _, flat = sensing._grid_areas(pad, 1)
+    print("| case | F [N] | taxels > 5 % peak | taxel m2 [mm²] | sensing-plane field m2 | surface pressure m2 | "
+          "taxel m2 − point load | field m2 − point load |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    summary = []
+    for kind, radius in CASES:
+        sim, g = cmh.object_on_index_pad(kind, radius=radius)
+        rows = []
+        maps = []
+        for F in LOADS:
+            t = sh.published_taxels(sim, g, F)
+            _, pix = sh.index_taxels(sim, g, F)
+            y, fy, ay = sh.continuous_field(pix)
+            load = pix[flat]
+            m2_t = 1e6 * sh.second_moment(pad.positions, np.maximum(t, 0))
+            m2_f = 1e6 * sh.second_moment(y, fy)
+            m2_s = 1e6 * sh.second_moment(x_pix, load)
+            rows.append((int(np.sum(t > 0.05 * t.max())), m2_t, m2_f, m2_s))
+            maps.append((F, t, pix))
+        # point load at the footprint's peak pixel (the same position): the floor of each measure
+        peak = int(np.argmax(maps[0][2]))
+        unit = np.zeros_like(maps[0][2])
+        unit[peak] = 1.0
+        G = sim.contacts.distributed.influence[cmh.INDEX][:34]
+        t0 = G @ unit
+        y0, f0, _ = sh.continuous_field(unit)
+        floor_t = 1e6 * sh.second_moment(pad.positions, t0)
+        floor_f = 1e6 * sh.second_moment(y0, f0)
+        r = np.array(rows)
+        for F, (cnt, m2_t, m2_f, m2_s) in zip(LOADS, rows, strict=True):
+            print(f"| {kind} R {radius * 1e3:g} mm | {F:g} | {cnt} | {m2_t:.2f} | {m2_f:.2f} | {m2_s:.3f} | "
+                  f"{m2_t - floor_t:.3f} | {m2_f - floor_f:.3f} |")
+        s_count = sh.slope(LOADS, r[:, 0])
+        s_t, s_f, s_s = sh.slope(LOADS, r[:, 1]), sh.slope(LOADS, r[:, 2]), sh.slope(LOADS, r[:, 3])
+        dt, df = r[:, 1] - floor_t, r[:, 2] - floor_f
+        s_dt = sh.slope(LOADS, dt) if (dt > 0).all() else float("nan")
+        s_df = sh.slope(LOADS, df) if (df > 0).all() else float("nan")
+        monotone = bool(np.all(np.diff(r[:, 0]) >= 0) and np.all(np.diff(r[:, 1]) > 0))
+        summary.append((f"{kind} R {radius * 1e3:g} mm", s_count, s_t, s_f, s_s, s_dt, s_df, floor_t, monotone))
+        if figures:
+            _save_maps(figures, f"{kind}_R{radius * 1e3:g}mm", pad, maps)
+    print()
+    print("| case | slope taxel count | slope taxel m2 | slope sensing-field m2 | slope surface m2 | "
+          "taxel m2 / field m2 slope | slope (taxel m2 − floor) | slope (field m2 − floor) | ratio | taxel floor [mm²] | monotone |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    for name, sc, st, sf, ss, sdt, sdf, fl, mono in summary:
+        print(f"| {name} | {sc:.3f} | {st:.3f} | {sf:.3f} | {ss:.3f} | {st / sf:.2f} | {sdt:.3f} | {sdf:.3f} | "
+              f"{sdt / sdf:.2f} | {fl:.2f} | {'yes' if mono else 'NO'} |")
+
+
+def _save_maps(out: str, name: str, pad, maps) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from pathlib import Path
+    Path(out).mkdir(parents=True, exist_ok=True)
+    fig, axes = plt.subplots(2, len(maps), figsize=(3.0 * len(maps), 6.2))
+    px, pz = pad.positions[:, 0] * 1e3, pad.positions[:, 2] * 1e3
+    for k, (F, t, pix) in enumerate(maps):
+        ax = axes[0, k]
+        sc = ax.scatter(px, pz, c=t / t.max(), s=260 * np.maximum(t / t.max(), 0.03), cmap="viridis", vmin=0, vmax=1,
+                        edgecolors="k", linewidths=0.4)
+        ax.set_title(f"{name}\n{F:g} N: taxels (share of peak)", fontsize=8)
+        ax.set_aspect("equal")
+        ax.set_xlabel("distal x [mm]", fontsize=7)
+        ax.set_ylabel("distal z [mm]", fontsize=7)
+        ax.tick_params(labelsize=6)
+        im = pix.reshape(48, 32)
+        axes[1, k].imshow(im / max(im.max(), 1e-30), cmap="viridis", vmin=0, vmax=1, aspect="auto")
+        axes[1, k].set_title(f"{F:g} N: surface pressure (image grid)", fontsize=8)
+        axes[1, k].tick_params(labelsize=6)
+    fig.colorbar(sc, ax=axes[0, :].tolist(), shrink=0.7)
+    fig.savefig(Path(out) / f"taxels_{name}.png", dpi=90)
+    plt.close(fig)
+
+
+def continuity_table() -> None:
+    """0.5 N moved 4 mm in 0.25 mm steps across the index pad (distal x and z): the largest change
+    of any published taxel's share per step."""
+    cmh, sh = _helpers()
+    print("| case | axis | max share change per 0.25 mm step | largest taxel share range |")
+    print("|---|---|---:|---:|")
+    for kind, radius in (("sphere", 0.005), ("sphere", 0.010), ("sphere", 0.020), ("cylinder", 0.005),
+                         ("plate", 0.010), ("edge", 0.010)):
+        for axis, label in ((0, "x (across)"), (2, "z (along)")):
+            sim, g = cmh.object_on_index_pad(kind, radius=radius)
+            R = sim.data.xmat[sim.distal_bodies[1]].reshape(3, 3)
+            x0 = sim.data.geom_xpos[g].copy()
+            shares = []
+            for step in np.arange(-8, 9) * 0.25e-3:
+                sim.data.geom_xpos[g] = x0 + R[:, axis] * step
+                shares.append(sh.published_taxels(sim, g, 0.5) / 0.5)
+            a = np.array(shares)
+            print(f"| {kind} R {radius * 1e3:g} mm | {label} | {np.abs(np.diff(a, axis=0)).max():.3f} | "
+                  f"{np.ptp(a.max(axis=1)):.3f} |")
+
+
+def slip_table() -> None:
+    """The slip scenario (μ = 1, 0.3 N, drag 10 mm/s from 3 s) at the index pad, every frame."""
+    from wuji_tactile_device.producers.sim.producer import SimProducer
+    from wuji_tactile_device.producers.sim.scenarios import make_scenario
+    sc = make_scenario("slip")
+    prod = SimProducer(sc)
+    rows = []
+    while True:
+        frame = prod.next_frame()
+        if frame is None:
+            break
+        r = prod.reading
+        tp = r.taxel_forces.astype(np.float64)[40:74]          # index taxels, own axes (z normal)
+        normal = np.abs(tp[:, 2])
+        shear = np.hypot(tp[:, 0], tp[:, 1])
+        ideal = r.taxel_forces_distal[40:74]
+        rows.append((prod.sim.time_ns * 1e-9, float(np.max(shear - 1.0 * normal)), frame.extras["pad_slip"][1].copy(),
+                     float(np.linalg.norm(ideal.sum(axis=0)))))
+        if prod.finished:
+            break
+    t = np.array([x[0] for x in rows])
+    excess = np.array([x[1] for x in rows])
+    slip = np.array([x[2] for x in rows])
+    stuck, speed = slip[:, 3], np.linalg.norm(slip[:, :3], axis=1)
+    rel = np.array(sc.rel)
+    vrel = np.gradient(rel, np.array(sc.t))
+    drag = t > sc.DRAG_START
+    first = int(np.argmax(drag & (stuck < 1.0))) if np.any(drag & (stuck < 1.0)) else -1
+    gross = int(np.argmax(drag & (stuck == 0.0))) if np.any(drag & (stuck == 0.0)) else -1
+    print("| measure | value | criterion |")
+    print("|---|---:|---|")
+    print(rf"| max over frames and taxels of \|shear\| − μ\|normal\| | {excess.max() * 1e3:.3f} mN | ≤ 1 mN |")
+    for lo, hi, what in ((0, 0.5, "stuck fraction ≥ 0.5"), (0.0, 1e-9, "gross slip (stuck 0)"),
+                         (1e-9, 0.5, "partial slip, stuck < 0.5")):
+        sel = (stuck >= lo) & (stuck <= hi) if what != "stuck fraction ≥ 0.5" else stuck >= 0.5
+        if sel.any():
+            print(f"| … in frames with {what} | {excess[sel].max() * 1e3:.3f} mN | ≤ 1 mN |")
+    print(f"| stuck fraction at the drag start ({sc.DRAG_START:g} s) | {stuck[np.argmin(np.abs(t - sc.DRAG_START))]:.3f} | 1 |")
+    print(f"| stuck fraction before the drag (min) | {stuck[~drag & (t > 1.0)].min():.3f} | 1 |")
+    print(f"| first frame with stuck < 1 / first with stuck 0 | {t[first]:.2f} s / {t[gross]:.2f} s | falls before gross slip |")
+    stuck_sel = drag & (stuck > 0)
+    print(f"| max slip speed while any of the footprint sticks | {speed[stuck_sel].max() * 1e3:.4f} mm/s | 0 ± 0.1 mm/s |")
+    late = drag & (t > t[gross] + 0.05) & (t <= sc.DRAG_END)
+    ratio = speed[late] / np.abs(vrel[late])
+    print(f"| slip speed / object–pad relative speed once sliding (mean, min–max) | {ratio.mean():.3f} "
+          f"({ratio.min():.3f}–{ratio.max():.3f}) | within 10 % |")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("table", choices=["penetration"])
+    ap.add_argument("table", choices=["penetration", "footprint", "continuity", "slip"])
+    ap.add_argument("--figures", help="directory for the taxel-map PNGs (footprint)")
     a = ap.parse_args(argv)
     if a.table == "penetration":
         penetration_table()
+    elif a.table == "footprint":
+        footprint_table(a.figures)
+    elif a.table == "continuity":
+        continuity_table()
+    else:
+        slip_table()
     return 0
 
 
