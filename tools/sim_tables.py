@@ -4,6 +4,7 @@
     python tools/sim_tables.py footprint [--figures out/]   # taxel count / second moment vs load, maps
     python tools/sim_tables.py continuity       # 0.25 mm steps at 0.5 N: max share change per step
     python tools/sim_tables.py slip             # the slip scenario's per-taxel cone, stuck fraction, slip speed
+    python tools/sim_tables.py edge             # a sphere moved around the finger: largest taxel share
 
 Not part of the package: a measuring script over `wuji_tactile_device.producers.sim`.
 """
@@ -303,9 +304,28 @@ def slip_table() -> None:
           f"({ratio.min():.3f}–{ratio.max():.3f}) | within 10 % |")
 
 
+def edge_table() -> None:
+    """0.5 N of a sphere (R 10 mm) at angle θ around the index finger from the pad normal (distal
+    +y toward +x, at z = −12 mm): the largest published taxel share and the taxels above 5 %."""
+    cmh, sh = _helpers()
+    sim, g = cmh.object_on_index_pad("sphere", radius=0.010)
+    geo = sim.contacts.pads[cmh.INDEX].geometry
+    R = sim.data.xmat[sim.distal_bodies[1]].reshape(3, 3)
+    o = sim.data.xpos[sim.distal_bodies[1]]
+    print("| angle [deg] | largest taxel share | taxels > 5 % of peak |")
+    print("|---:|---:|---:|")
+    for deg in (0, 30, 50, 60, 70, 75, 78, 80, 85, 88):
+        th = np.radians(deg)
+        local = np.array([np.sin(th), geo.pad_side * np.cos(th), 0.0]) * (geo.radius + 0.010)
+        local[2] = cmh.CONTACT_Z
+        sim.data.geom_xpos[g] = o + R @ local
+        t = sh.published_taxels(sim, g, 0.5)
+        print(f"| {deg} | {t.max() / t.sum():.3f} | {int(np.sum(t > 0.05 * t.max()))} |")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("table", choices=["penetration", "footprint", "continuity", "slip"])
+    ap.add_argument("table", choices=["penetration", "footprint", "continuity", "slip", "edge"])
     ap.add_argument("--figures", help="directory for the taxel-map PNGs (footprint)")
     a = ap.parse_args(argv)
     if a.table == "penetration":
@@ -314,6 +334,8 @@ def main(argv: list[str] | None = None) -> int:
         footprint_table(a.figures)
     elif a.table == "continuity":
         continuity_table()
+    elif a.table == "edge":
+        edge_table()
     else:
         slip_table()
     return 0
