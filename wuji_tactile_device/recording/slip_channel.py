@@ -23,26 +23,28 @@ PAD_SLIP_SCHEMA_NAME = "wuji_tactile.PadSlip"
 #: Channel metadata: the frame and units, stated in the file.
 PAD_SLIP_FRAME = ("pad frame of each pad (distal segment OpenXR joint axes: +Z along the bone toward the wrist, "
                   "+Y toward the nail, X = Y x Z)")
+_VEC = {"type": "object", "properties": {"x": {"type": "number"}, "y": {"type": "number"}, "z": {"type": "number"}},
+        "required": ["x", "y", "z"]}
+#: One object per pad (Foxglove's JSON Schema decoder takes arrays of objects, not of arrays).
 PAD_SLIP_SCHEMA: dict[str, Any] = {
     "title": PAD_SLIP_SCHEMA_NAME,
     "description": "Per pad (thumb, index, middle, ring, pinky): slip velocity [m/s] in the pad frame (0 while any of "
                    "the footprint sticks) and the stuck fraction of the footprint's area [1] (1 without contact).",
     "type": "object",
     "properties": {
-        "pads": {"type": "array", "items": {"type": "string"}},
-        "slip_velocity": {"type": "array", "items": {"type": "array", "items": {"type": "number"}}},
-        "stuck_fraction": {"type": "array", "items": {"type": "number"}},
+        "pads": {"type": "array", "items": {"type": "object", "properties": {
+            "pad": {"type": "string"}, "slip_velocity": _VEC, "stuck_fraction": {"type": "number"}},
+            "required": ["pad", "slip_velocity", "stuck_fraction"]}},
         "device_data_timestamp": {"type": "object", "properties": {
             "available_time_local_common_clock": {"type": "integer"},
             "sample_time_local_common_clock": {"type": "integer"},
             "sample_time_raw_device_clock": {"type": "integer"}}},
     },
-    "required": ["pads", "slip_velocity", "stuck_fraction", "device_data_timestamp"],
+    "required": ["pads", "device_data_timestamp"],
 }
-_PADS_JSON = json.dumps(list(FINGERS))
 #: %.9g reads back to the same float64 within 1e-9 relative: one C-level format per message.
-_MESSAGE = ('{"pads":' + _PADS_JSON + ',"slip_velocity":[' + ",".join(["[%.9g,%.9g,%.9g]"] * len(FINGERS)) +
-            '],"stuck_fraction":[' + ",".join(["%.9g"] * len(FINGERS)) + '],"device_data_timestamp":'
+_PAD_JSON = '{"pad":"%s","slip_velocity":{"x":%.9g,"y":%.9g,"z":%.9g},"stuck_fraction":%.9g}'
+_MESSAGE = ('{"pads":[' + ",".join([_PAD_JSON] * len(FINGERS)) + '],"device_data_timestamp":'
             '{"available_time_local_common_clock":%d,"sample_time_local_common_clock":%d,'
             '"sample_time_raw_device_clock":%d}}')
 
@@ -59,7 +61,10 @@ def encode_pad_slip(slip: np.ndarray, timestamp: Any) -> bytes:
         raise ValueError(f"pad slip: expected shape ({len(FINGERS)}, 4) (vx, vy, vz, stuck fraction per pad), got {a.shape}")
     if not np.isfinite(a).all():
         raise ValueError("pad slip: non-finite value")
-    values = (*a[:, :3].ravel().tolist(), *a[:, 3].tolist(), int(timestamp[0]), int(timestamp[1]), int(timestamp[2]))
+    rows = np.concatenate([np.zeros((len(FINGERS), 1)), a], axis=1).tolist()
+    for name, row in zip(FINGERS, rows, strict=True):
+        row[0] = name
+    values = (*[v for row in rows for v in row], int(timestamp[0]), int(timestamp[1]), int(timestamp[2]))
     return (_MESSAGE % values).encode()
 
 
@@ -72,13 +77,12 @@ class PadSlipSample(NamedTuple):
 
 def decode_pad_slip(data: bytes, log_time_ns: int = 0) -> PadSlipSample:
     msg = json.loads(bytes(data))
-    if msg.get("pads") != list(FINGERS):
-        raise RecordingError(f"pad slip message: pads {msg.get('pads')!r}, expected {list(FINGERS)}")
-    v = np.asarray(msg["slip_velocity"], dtype=np.float64)
-    s = np.asarray(msg["stuck_fraction"], dtype=np.float64)
-    if v.shape != (len(FINGERS), 3) or s.shape != (len(FINGERS),):
-        raise RecordingError(f"pad slip message: slip_velocity {v.shape} / stuck_fraction {s.shape}, "
-                             f"expected ({len(FINGERS)}, 3) / ({len(FINGERS)},)")
+    pads = msg.get("pads")
+    names = [p.get("pad") for p in pads] if isinstance(pads, list) and all(isinstance(p, dict) for p in pads) else pads
+    if names != list(FINGERS):
+        raise RecordingError(f"pad slip message: pads {names!r}, expected {list(FINGERS)}")
+    v = np.array([[p["slip_velocity"][k] for k in "xyz"] for p in pads], dtype=np.float64)
+    s = np.array([p["stuck_fraction"] for p in pads], dtype=np.float64)
     return PadSlipSample(int(log_time_ns), int(msg["device_data_timestamp"]["sample_time_local_common_clock"]), v, s)
 
 
