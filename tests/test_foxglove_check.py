@@ -126,7 +126,10 @@ def test_a_sim_recording_with_hand_poses_passes_its_hand_channels_skipped_by_nam
         assert view <= set(topics) and all(topics[t]["checked"] and topics[t]["failed"] == 0 for t in view)
         checked = [t for t in topics.values() if t["checked"]]
         hands = {"hands/left_hand", "hands/right_hand"} if profile == "default" else set()
-        assert {t["topic"] for t in checked} == {"tactile/right", "tactile/right/metadata"} | view | hands
+        # the pads' slip output (distributed contact model) decodes too
+        slip = {"tactile/right/pad_slip"}
+        assert topics["tactile/right/pad_slip"]["failed"] == 0
+        assert {t["topic"] for t in checked} == {"tactile/right", "tactile/right/metadata"} | view | hands | slip
         text = run_check(path).stdout
         if profile == "isaac":
             assert ("skipped hands/right_hand (core.HandPoseRecord, flatbuffer): 30 messages; skipped: Isaac Teleop "

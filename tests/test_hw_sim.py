@@ -140,10 +140,13 @@ def test_emulated_hardware_recording_matches_the_simulation_recording(tmp_path: 
     hw_md, hw_frames, hw_topics = _replayed(hw_path)
     # the contract topics are identical; the hardware file adds the device's own resultants and
     # health; both carry the hand's poses on the default profile's viewer hand channels (the simulated
-    # hand's; the emulated hand's measured joint angles)
+    # hand's; the emulated hand's measured joint angles); the simulation adds its pads' slip output
+    # (the contact model's, which no hardware reports)
     hands = {(f"hands/{side}_hand", "foxglove.PosesInFrame", "jsonschema", "json") for side in ("left", "right")}
     assert hands <= sim_topics and hands <= hw_topics
-    assert hw_topics == sim_topics | {("tactile/right/device_resultants", "wuji_tactile.DeviceResultants",
+    slip = ("tactile/right/pad_slip", "wuji_tactile.PadSlip", "jsonschema", "json")
+    assert slip in sim_topics and slip not in hw_topics
+    assert hw_topics | {slip} == sim_topics | {("tactile/right/device_resultants", "wuji_tactile.DeviceResultants",
                                        "jsonschema", "json"),
                                       ("tactile/right/health", "wuji_tactile.HandHealth", "jsonschema", "json")}
     assert hw_md.joint_ids == sim_md.joint_ids and hw_md.num_taxels == sim_md.num_taxels

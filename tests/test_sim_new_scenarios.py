@@ -45,8 +45,9 @@ def test_scenario_names_dispatch():
 
 def test_press_window_checks_report_the_seed_measurements_and_catch_a_slow_hold():
     """The 8-10.3 s checks: hold error ≤ 0.001 N, pad-centre height spread ≤ 5.80 mm, opposition
-    ≥ 120.59°. With the former integral gain (0.15) the thumb still carries 0.0013 N of ramp
-    overshoot at 8 s, which the window check must fail."""
+    ≥ 120.59°. With a slow integral gain (0.05) the thumb still carries 0.002 N of ramp overshoot
+    at 8 s, which the window check must fail (the former gain 0.15 left 0.0013 N under MuJoCo's
+    default contact; with the layer's compliance it settles in time: 0.0003 N)."""
     from wuji_tactile_device.producers.sim.scenarios import PressScenario
     names = ("max |‖F‖ - target| in 8-10.3 s (settled)",
              "max pad-centre height difference (world z) in 8-10.3 s",
@@ -56,9 +57,9 @@ def test_press_window_checks_report_the_seed_measurements_and_catch_a_slow_hold(
     assert 2.0 < good[names[1]].value < 5.8 and good[names[2]].value > 150
 
     class OldGain(PressScenario):
-        KI = np.full(5, 0.15)
+        KI = np.full(5, 0.05)
     slow = {c.name: c for c in run_scenario(OldGain(), side="right").checks}
-    assert not slow[names[0]].passed and 0.001 < slow[names[0]].value < 0.002
+    assert not slow[names[0]].passed and 0.001 < slow[names[0]].value < 0.003
 
 
 @pytest.mark.parametrize("name", ["grasp-sphere", "grasp-cylinder", "grasp-box", "release"])

@@ -21,6 +21,10 @@ EXTRA_HAND_JOINT_POSES = "hand_joint_poses"
 EXTRA_FORCE_IMAGES = "force_images"
 #: `HandPoses`: the hand poses to record on the hand channels (`Producer.hand_channels` says which).
 EXTRA_HAND_POSES = "hand_poses"
+#: (5, 4) per pad, thumb → pinky: slip velocity [m/s] in the pad's frame (x, y, z) and the stuck
+#: fraction of its footprint [1] (the simulated hand's distributed contact model); recorded on
+#: `<collection>/pad_slip` (`recording.slip_channel`).
+EXTRA_PAD_SLIP = "pad_slip"
 #: Default `HandChannels.base_name`: the name of the Isaac Teleop `HandsSource` node that replays them.
 DEFAULT_HAND_BASE_NAME = "hands"
 

@@ -86,8 +86,8 @@ class LeRobotExport:
 class _Stream:
     """One per-frame source of an episode: a collection or a recorded hand."""
 
-    kind: str  # "tactile" | "hand"
-    name: str  # collection id or hand side
+    kind: str  # "tactile" | "hand" | "slip"
+    name: str  # collection id (tactile, slip) or hand side
     dtype: np.dtype  # staged record: "t" (sample time ns) + values
     path: Path  # the staging file
     source: Path = Path()  # the recording
@@ -99,7 +99,8 @@ class _Stream:
 
     def add(self, t_ns: int, **values) -> None:
         if self.last_ns is not None and t_ns < self.last_ns:
-            what = f"collection {self.name!r}" if self.kind == "tactile" else f"the {self.name} hand channel"
+            what = {"tactile": f"collection {self.name!r}", "slip": f"the pad slip channel of {self.name!r}"}.get(
+                self.kind, f"the {self.name} hand channel")
             raise RecordingError(f"{self.source}: {what}: sample time goes back from {self.last_ns} ns to {t_ns} ns "
                                  f"(sample {self.samples}); its frames cannot be put on one time grid")
         rec = np.zeros((), self.dtype)
@@ -143,12 +144,16 @@ _HAND_DTYPE = np.dtype([("t", "<i8"), ("tracked", "?"), ("poses", "<f4", (NUM_HA
                         ("joint_valid", "?", (NUM_HAND_JOINTS,))])
 
 
+_SLIP_DTYPE = np.dtype([("t", "<i8"), ("velocity", "<f4", (NUM_PADS, 3)), ("stuck", "<f4", (NUM_PADS,))])
+
+
 def _collection_prefix(cid: str) -> str:
     return "observation." + cid.replace("/", ".")
 
 
-def _features(layouts: dict[str, TactileMetadata], sides: Sequence[str]) -> dict[str, dict]:
-    """The LeRobot feature entries (dtype, shape, names) plus unit / frame / description."""
+def _features(layouts: dict[str, TactileMetadata], sides: Sequence[str], slips: Sequence[str] = ()) -> dict[str, dict]:
+    """The LeRobot feature entries (dtype, shape, names) plus unit / frame / description; `slips`:
+    the collections whose pad slip channel (`slip_channel`) was recorded."""
     feats: dict[str, dict] = {}
     for cid, md in layouts.items():
         p = _collection_prefix(cid)
@@ -169,6 +174,21 @@ def _features(layouts: dict[str, TactileMetadata], sides: Sequence[str]) -> dict
             "dtype": "float32", "shape": [1], "names": None, "unit": "s",
             "description": f"{cid}: sample time of the frame used minus the row's time (|x| <= half a period; "
                            "0 where valid is false)"}
+    for cid in slips:
+        p = _collection_prefix(cid)
+        feats[f"{p}.pad_slip_velocity"] = {
+            "dtype": "float32", "shape": [NUM_PADS, 3], "names": ["pad", "axis"], "unit": "m/s", "frame": "pad",
+            "pads": list(FINGERS),
+            "description": f"{cid}: each pad's slip velocity in its pad frame (the object's tangential velocity "
+                           "relative to the pad while the footprint slides as a whole, 0 while any of it sticks), from "
+                           "the recorded pad slip channel; zeros where pad_slip_valid is false"}
+        feats[f"{p}.pad_stuck_fraction"] = {
+            "dtype": "float32", "shape": [NUM_PADS], "names": list(FINGERS), "unit": "1",
+            "description": f"{cid}: stuck share of each pad's footprint area (1 without contact); zeros where "
+                           "pad_slip_valid is false"}
+        feats[f"{p}.pad_slip_valid"] = {
+            "dtype": "bool", "shape": [1], "names": None,
+            "description": f"{cid}: true when a pad slip message lies within half a period of this row's time"}
     for side in sides:
         p = f"observation.hand.{side}"
         feats[f"{p}.joint_poses"] = {
@@ -360,6 +380,7 @@ class _Writer:
         self.work.mkdir()
         self.layouts: dict[str, TactileMetadata] | None = None
         self.sides: list[str] | None = None
+        self.slips: list[str] = []
         self.first_path: Path | None = None
         self.features: dict[str, dict] = {}
         self.hf_schema: pyarrow.Schema | None = None  # of the data files; set with the first file's features
@@ -376,7 +397,8 @@ class _Writer:
         wanted = list(collections) if collections is not None else None
         for i, path in enumerate(paths):
             streams, layouts = self._stage(path, wanted, hands, progress)
-            self._check_same(path, layouts, [s.name for s in streams if s.kind == "hand"])
+            self._check_same(path, layouts, [s.name for s in streams if s.kind == "hand"],
+                             [s.name for s in streams if s.kind == "slip"])
             self._episode(i, path, streams, task)
         self._finish()
         return LeRobotExport(self.root, self.fps, [e["length"] for e in self.episodes], self.features, self.sources)
@@ -403,6 +425,15 @@ class _Writer:
             s.add(int(frame.timestamp.sample_time_local_common_clock), forces=frame.forces)
             if progress is not None:
                 progress.update(1)
+        from .slip_channel import iter_pad_slip, pad_slip_topic
+
+        for cid in present:
+            for _topic, slip in iter_pad_slip(path, cid):
+                s = streams.get(("slip", cid))
+                if s is None:
+                    s = streams[("slip", cid)] = _Stream("slip", cid, _SLIP_DTYPE,
+                                                         self.work / f"ep{tag}_{pad_slip_topic(cid).replace('/', '_')}.bin", path)
+                s.add(slip.sample_time_ns, velocity=slip.velocity, stuck=slip.stuck_fraction)
         missing = [c for c in present if ("tactile", c) not in streams]
         if missing:
             raise RecordingError(f"{path}: collection {missing[0]!r} delivered no frame (no confirmed metadata, "
@@ -421,15 +452,20 @@ class _Writer:
                       **({"poses": sample.poses, "joint_valid": sample.valid} if tracked else {}))
         for s in streams.values():
             s.close()
-        order = sorted(streams.values(), key=lambda s: (s.kind != "tactile", s.name))
+        order = sorted(streams.values(), key=lambda s: ({"tactile": 0, "slip": 1}.get(s.kind, 2), s.name))
         return order, dict(sorted(layouts.items()))
 
     def _refuse_slip(self, path: Path, present: list[str]) -> None:
+        """Refuse slip output the export cannot map (anything but this package's pad slip channel)."""
         from .scan import FileView, scan
+        from .slip_channel import PAD_SLIP_SCHEMA_NAME
 
         view = FileView(path)
         try:
-            topics = {c.topic for c in scan(view).channels.values()}
+            sc = scan(view)
+            names = {i: sch.name for i, sch in sc.schemas.items()}
+            topics = {c.topic for c in sc.channels.values()
+                      if not (c.topic.endswith("/pad_slip") and names.get(c.schema_id) == PAD_SLIP_SCHEMA_NAME)}
         finally:
             view.close()
         for cid in present:
@@ -438,10 +474,12 @@ class _Writer:
                 raise RecordingError(f"{path}: topic {slip[0]!r} holds slip output, which this export cannot map to a "
                                      "feature yet; export without it is not done silently (nothing written)")
 
-    def _check_same(self, path: Path, layouts: dict[str, TactileMetadata], sides: list[str]) -> None:
+    def _check_same(self, path: Path, layouts: dict[str, TactileMetadata], sides: list[str],
+                    slips: list[str] | None = None) -> None:
+        slips = slips or []
         if self.layouts is None:
-            self.layouts, self.sides, self.first_path = layouts, sides, path
-            self.features = _features(layouts, sides)
+            self.layouts, self.sides, self.slips, self.first_path = layouts, sides, slips, path
+            self.features = _features(layouts, sides, slips)
             self.hf_schema = self._schema()
             return
         for cid in self.layouts:
@@ -455,6 +493,9 @@ class _Writer:
             if layouts[cid] != self.layouts[cid]:
                 raise RecordingError(f"{path}: collection {cid!r} has a different layout than in {self.first_path} "
                                      f"({layouts[cid]!r} vs {self.layouts[cid]!r}); one dataset stores one layout")
+        if slips != self.slips:
+            raise RecordingError(f"{path}: pad slip channels of {slips or 'no collection'} differ from "
+                                 f"{self.first_path}'s ({self.slips or 'none'}); every episode has the same features")
         if sides != self.sides:
             raise RecordingError(f"{path}: recorded hands {sides or 'none'} differ from {self.first_path}'s "
                                  f"{self.sides or 'none'}; every episode has the same features (or use --no-hands)")
@@ -531,6 +572,11 @@ class _Writer:
                 cols[f"{p}.pad_resultants"] = pad_resultants_f32(pads[s.name], forces)
                 cols[f"{p}.valid"] = valid
                 cols[f"{p}.time_offset"] = offset
+            elif s.kind == "slip":
+                p = _collection_prefix(s.name)
+                cols[f"{p}.pad_slip_velocity"] = np.where(valid[:, None, None], rows["velocity"], np.float32(0))
+                cols[f"{p}.pad_stuck_fraction"] = np.where(valid[:, None], rows["stuck"], np.float32(0))
+                cols[f"{p}.pad_slip_valid"] = valid
             else:
                 ok = valid & rows["tracked"]
                 p = f"observation.hand.{s.name}"

@@ -4,14 +4,16 @@
 (`contract.side_data`), Isaac Teleop's two hand channels (`hand_channels.HandPoseChannels`, at
 `producer.hand_channels`), one record per hand per published frame with exactly the tactile
 record's `DeviceDataTimestamp` and log time (a frame without poses: both hands not tracked, so the
-channels stay in step with the collection). The writers are frame sinks of the run loop.
+channels stay in step with the collection); for `EXTRA_PAD_SLIP`, the pads' slip output on
+`<collection>/pad_slip` (`slip_channel`). The writers are frame sinks of the run loop.
 """
 from __future__ import annotations
 
 from typing import Any
 
-from ..contract.side_data import EXTRA_HAND_POSES, HandChannels
+from ..contract.side_data import EXTRA_HAND_POSES, EXTRA_PAD_SLIP, HandChannels
 from .hand_channels import HandPoseChannels
+from .slip_channel import PadSlipWriter
 
 
 class HandPoseWriter:
@@ -42,12 +44,16 @@ class HandPoseWriter:
 
 def recorded_extras(producer: Any) -> frozenset[str]:
     """The side data a recording of `producer` wants from it."""
-    return frozenset({EXTRA_HAND_POSES}) & frozenset(getattr(producer, "extras_provided", frozenset()))
+    return frozenset({EXTRA_HAND_POSES, EXTRA_PAD_SLIP}) & frozenset(getattr(producer, "extras_provided", frozenset()))
 
 
-def side_channel_writers(recorder: Any, producer: Any) -> list[HandPoseWriter]:
+def side_channel_writers(recorder: Any, producer: Any) -> list[HandPoseWriter | PadSlipWriter]:
     """The channels beside the collection for what `producer` declares it provides."""
-    if EXTRA_HAND_POSES not in recorded_extras(producer):
-        return []
-    spec: HandChannels = getattr(producer, "hand_channels", None) or HandChannels()
-    return [HandPoseWriter(HandPoseChannels(recorder, spec.base_name, base_space=spec.base_space))]
+    wanted = recorded_extras(producer)
+    out: list[HandPoseWriter | PadSlipWriter] = []
+    if EXTRA_HAND_POSES in wanted:
+        spec: HandChannels = getattr(producer, "hand_channels", None) or HandChannels()
+        out.append(HandPoseWriter(HandPoseChannels(recorder, spec.base_name, base_space=spec.base_space)))
+    if EXTRA_PAD_SLIP in wanted:
+        out.append(PadSlipWriter(recorder, producer.collection_id, EXTRA_PAD_SLIP))
+    return out

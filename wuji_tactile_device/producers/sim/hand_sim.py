@@ -12,6 +12,7 @@ import numpy as np
 
 from ...errors import ProducerError
 from ...hands.wuji_hand2 import SEGMENT_IN_DISTAL, WRIST_TO_OPENXR, hand_kinematics, matrix_to_pose
+from .compliance import add_pad_pairs, set_pad_stiffness
 from .contact_forces import ContactForceModel, TactileReading, contact_frame_forces
 from .sensor_model import SensorModel
 from .model import LIFT_JOINT, distal_body_ids, hand_actuator_ids, hand_qpos_adr
@@ -23,14 +24,22 @@ class HandSimulation:
     """A compiled simulated hand. `object_geoms`: names of the geoms whose contacts the pads
     measure (the chosen object). `contact_model`: how a pad's force spreads over its taxels,
     "distributed" (footprint from the contact geometry; default) or "gaussian" (fixed blob).
-    `sensor_model`: a `SensorModel` applied to the taxel forces of each frame (None: ideal)."""
+    `sensor_model`: a `SensorModel` applied to the taxel forces of each frame (None: ideal).
+    `layer_compliance`: the pads' contacts with the object get the elastomer layer's compliance
+    (`compliance.py`: penetration = the layer's indentation, bounded at its thickness); False:
+    MuJoCo's default soft contact (the behaviour before)."""
 
     def __init__(self, side: str, spec: mujoco.MjSpec, object_geoms: Iterable[str], *,
-                 contact_model: str = "distributed", sensor_model: SensorModel | None = None) -> None:
+                 contact_model: str = "distributed", sensor_model: SensorModel | None = None,
+                 layer_compliance: bool = True) -> None:
         self.side = side
-        self.model = spec.compile()
-        self.data = mujoco.MjData(self.model)
         names = list(object_geoms)
+        if layer_compliance:
+            add_pad_pairs(spec, side, names)
+        self.model = spec.compile()
+        if layer_compliance:
+            set_pad_stiffness(self.model, side)
+        self.data = mujoco.MjData(self.model)
         try:
             ids = [self.model.geom(n).id for n in names]
         except KeyError as exc:

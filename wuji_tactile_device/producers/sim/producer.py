@@ -32,7 +32,7 @@ import numpy as np
 
 from ...contract.geometry import matrix_to_quat
 from ...hands.openxr_pose import JOINT_RADIUS_M
-from ...contract.side_data import DEFAULT_HAND_BASE_NAME, EXTRA_HAND_POSES, HandChannels, HandPoses
+from ...contract.side_data import DEFAULT_HAND_BASE_NAME, EXTRA_HAND_POSES, EXTRA_PAD_SLIP, HandChannels, HandPoses
 from ..base import EXTRA_FORCE_IMAGES, EXTRA_HAND_JOINT_POSES, EXTRA_OBJECT_GEOMS, Frame, Producer
 from .contact_forces import TactileReading
 from .hand_pose import SIM_BASE_SPACE, SimHandPoses
@@ -40,11 +40,11 @@ from .hand_sim import HandSimulation
 from .layout_metadata import sim_metadata
 from .scenarios import FRAME_S, Scenario, ScenarioResult
 
-#: `Frame.extras` key (distributed contact model): (5, 4) per pad, thumb → pinky, the pad's slip
-#: velocity [m/s] in its pad frame (x, y, z: the object's tangential velocity relative to the pad
-#: while the footprint slides as a whole, 0 while any of it sticks) and the stuck fraction of its
-#: footprint's area [1] (1 without contact). Overwritten in place every frame: copy to keep.
-EXTRA_PAD_SLIP = "pad_slip"
+#: `Frame.extras[EXTRA_PAD_SLIP]` (distributed contact model; `contract.side_data`): (5, 4) per
+#: pad, thumb → pinky, the pad's slip velocity [m/s] in its pad frame (x, y, z: the object's
+#: tangential velocity relative to the pad while the footprint slides as a whole, 0 while any of it
+#: sticks) and the stuck fraction of its footprint's area [1] (1 without contact). Overwritten in
+#: place every frame: copy to keep. Declared (and so recorded) only with the distributed model.
 
 FrameCallback = Callable[[HandSimulation, TactileReading], None]
 #: `log_clock` values: log recordings at the simulated clock (default) or at the wall clock.
@@ -91,6 +91,8 @@ class SimProducer(Producer):
         self.log_clock = log_clock
         self.hands_name = hands_name
         self.sim = scenario.build(side, seed)
+        if self.sim.contacts.distributed is not None:     # the slip output exists: declare it
+            self.extras_provided = frozenset(type(self).extras_provided | {EXTRA_PAD_SLIP})
         self.num_frames = scenario.num_frames if max_frames is None else min(max_frames, scenario.num_frames)
         self.frames = 0
         self.reading: TactileReading | None = None
