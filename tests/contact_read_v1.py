@@ -92,6 +92,7 @@ class DistributedV1(_Delegate):
     """`DistributedContact`'s numpy read path as it was."""
 
     backend = "numpy"
+    _pad_onehot = np.eye(5)
 
     def _transforms(self, data: mujoco.MjData, pad: np.ndarray, geom: np.ndarray) -> np.ndarray:
         """(P, 3, 4) distal → object-geom affine maps [A | b] (homogeneous points in one product)."""

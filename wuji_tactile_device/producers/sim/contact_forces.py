@@ -350,17 +350,7 @@ class ContactForceModel:
         """The reading under the distributed model (`contact_model.py`): pressure field, stick
         and slip inside each footprint, taxels through the elastomer, the pads' slip velocity."""
         dm = self.distributed
-        idx = self._last_idx
-        con = data.contact
-        g = con.geom.take(idx, axis=0)
-        geom = np.where(code > 0, g[:, 0], g[:, 1]).astype(np.int64)   # the object's geom
-        pad_c = self._code_pad.take(code)
-        fn_c = self._last_fn
-        extra = np.concatenate([self._last_fn_vec, (fn_c * con.friction.take(idx, axis=0)[:, 0])[:, None],
-                                fn_c[:, None] * con.pos.take(idx, axis=0)], axis=1)
-        pad, geom, f_pair, fn_pair, ex = dm.pairs(pad_c, geom, f_loc, fn_c, extra)
-        inv_fn = 1.0 / np.maximum(fn_pair, 1e-300)
-        mu = np.where(fn_pair > 0, ex[:, 3] * inv_fn, 1.0)
+        pad, geom, f_pair, fn_pair, ex, inv_fn, mu = self._pairs_of(data, code, f_loc)
         # One solution per frame for taxels, images and resultants: on the 0.5 mm image grid when
         # images are asked for, else on the 1 mm grid (4× fewer points; taxels within 1.5 %).
         sol = dm.solve(data, pad, geom, f_pair, fn_pair, ex[:, :3], mu, fine=images)
@@ -375,6 +365,23 @@ class ContactForceModel:
         return TactileReading(taxel, taxel_distal, res_distal, rot, self.pad_rot_common,
                               len(code), rejected, img, pad_slip_velocity=slip, pad_stuck_fraction=frac)
 
+    def _pairs_of(self, data: mujoco.MjData, code: np.ndarray, f_loc: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The accepted contacts of `_extract` (pair codes, forces ON the pad, distal frame [N])
+        grouped into (pad, object geom) pairs: pad, geom, force (P, 3) [N], normal force (P,) [N],
+        the pair sums (P, 7) of the normal force vector, μ·F_n and F_n·contact point (world) [N, N,
+        N·m], 1/F_n and the pair's friction coefficient μ (F_n-weighted; 1 without load)."""
+        idx = self._last_idx
+        con = data.contact
+        g = con.geom.take(idx, axis=0)
+        geom = np.where(code > 0, g[:, 0], g[:, 1]).astype(np.int64)   # the object's geom
+        fn_c = self._last_fn
+        extra = np.concatenate([self._last_fn_vec, (fn_c * con.friction.take(idx, axis=0)[:, 0])[:, None],
+                                fn_c[:, None] * con.pos.take(idx, axis=0)], axis=1)
+        pad, geom, f_pair, fn_pair, ex = self.distributed.pairs(self._code_pad.take(code), geom, f_loc, fn_c, extra)
+        inv_fn = 1.0 / np.maximum(fn_pair, 1e-300)
+        mu = np.where(fn_pair > 0, ex[:, 3] * inv_fn, 1.0)
+        return pad, geom, f_pair, fn_pair, ex, inv_fn, mu
+
     def _pad_slip(self, data, pad, geom, point, fn_vec, fn, stuck) -> tuple[np.ndarray, np.ndarray]:
         """(5, 3) pad slip velocity [m/s, pad frame]: the object's velocity relative to the pad
         at the contact point, tangential part, while the footprint slides as a whole (no stuck
@@ -382,12 +389,10 @@ class ContactForceModel:
         shear); and (5,) the stuck fraction of each pad's footprint (1 without contact)."""
         slip = np.zeros((5, 3))
         frac = np.ones(5)
+        np.minimum.at(frac, pad, stuck)
         v = np.zeros(6)
-        for p in range(len(pad)):           # ≤ one pair per loaded pad: 5 small calls per frame
+        for p in np.flatnonzero((stuck <= 0) & (fn > 0)).tolist():   # the sliding pairs only (≤ 5)
             k = int(pad[p])
-            frac[k] = min(frac[k], float(stuck[p]))
-            if stuck[p] > 0 or fn[p] <= 0:
-                continue
             mujoco.mj_objectVelocity(self.model, data, mujoco.mjtObj.mjOBJ_GEOM, int(geom[p]), v, 0)
             v_obj = v[3:] + np.cross(v[:3], point[p] - data.geom_xpos[geom[p]])
             b = int(self.distal_bodies[k])
