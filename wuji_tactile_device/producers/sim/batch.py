@@ -92,9 +92,9 @@ class BatchedScenes:
 
     def read(self) -> np.ndarray:
         """Taxel forces of every scene now, `(scenes, N, 3)` float32 [N] in each taxel's axes
-        (metadata taxel order), each scene read by the hand's contact model."""
-        read = self.sim.contacts.read
-        return np.stack([read(d).taxel_forces for d in self.datas])
+        (metadata taxel order): the hand's contact model reads all scenes in one pass
+        (`ContactForceModel.read_many`), each scene equal to its own `read` bit for bit."""
+        return self.sim.contacts.read_many(self.datas)
 
     def qpos(self) -> np.ndarray:
         """Joint positions of every scene, `(scenes, nq)`."""

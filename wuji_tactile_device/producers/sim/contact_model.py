@@ -28,13 +28,13 @@ A_c = 2π√(R₁R₂)·δ and F_n = K·π√(R₁R₂)·δ², i.e. A_c = 2·√
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import mujoco
 import numpy as np
 
 from ...errors import ProducerError
-from .contact_kernel import KERNEL
+from . import contact_kernel
 from .sensing import pixel_influence
 from .taxels import IMAGE_SHAPE, PadTaxels
 
@@ -176,17 +176,18 @@ class DistributedContact:
     """The distributed contact model of one hand (see the module docstring).
 
     `object_geoms`: ids of the measured object geoms; all must be of a supported primitive type.
-    `backend`: "numba" (compiled kernel, when numba is installed: the default then) or "numpy"
-    (the reference; the same result to rounding)."""
+    `backend`: "numpy" (the default, in every install: no start-up cost, and the one path that
+    reads a batch of scenes in one pass) or "numba" (the compiled kernel, extra `fast`; the
+    same result to rounding; imports numba when asked for)."""
 
     def __init__(self, model: mujoco.MjModel, pads: tuple[PadTaxels, ...], distal_bodies: np.ndarray,
                  object_geoms: np.ndarray, *, stiffness: float = STIFFNESS, taxel_grid_step: int = TAXEL_GRID_STEP,
                  backend: str | None = None):
-        if backend is None:
-            backend = "numba" if KERNEL is not None else "numpy"
+        backend = "numpy" if backend is None else backend
         if backend not in ("numba", "numpy"):
             raise ValueError(f"distributed contact: backend must be 'numba' or 'numpy', got {backend!r}")
-        if backend == "numba" and KERNEL is None:
+        self._compiled: Any = contact_kernel.kernel() if backend == "numba" else None
+        if backend == "numba" and self._compiled is None:
             raise ValueError("distributed contact: backend 'numba' needs numba (pip install 'wuji-tactile-device[fast]')")
         self.backend = backend
         if not stiffness > 0:
@@ -278,7 +279,7 @@ class DistributedContact:
         per pair."""
         out = np.zeros((len(pad) * cells_per_pad, 3))
         volume = f_normal * (1.0 / self.stiffness) + _MIN_VOLUME
-        lam = KERNEL(quad.points_h, quad.area, quad.cell, cells_per_pad, pad, geom, self.distal_bodies,
+        lam = self._compiled(quad.points_h, quad.area, quad.cell, cells_per_pad, pad, geom, self.distal_bodies,
                      data.xmat, data.xpos, data.geom_xmat, data.geom_xpos, self._geom_type, self.model.geom_size,
                      volume, (self._no_level[:len(pad)] if len(pad) <= len(self._no_level) else
                               np.full(len(pad), np.nan)) if level is None else level, force, out)
@@ -336,14 +337,16 @@ class DistributedContact:
             w = w.take(flat - base + _row_offsets(P, M)[:, None])
             order = np.argsort(-(w * grid.inv_area_flat.take(flat)), axis=1) + _row_offsets(P, flat.shape[1])[:, None]
             return flat.take(order), w.take(order)
-        flat, w, _, _ = self._footprint(self._transforms(data, pad, geom), pad, geom, f_normal, grid)
+        flat, w, _, _, _ = self._footprint(self._transforms(data, pad, geom), pad, geom, f_normal, grid)
         return flat, w
 
-    def _footprint(self, T: np.ndarray, pad: np.ndarray, geom: np.ndarray, f_normal: np.ndarray, grid: _Grid
-                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def _footprint(self, T: np.ndarray, pad: np.ndarray, geom: np.ndarray, f_normal: np.ndarray, grid: _Grid,
+                   grow: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """`support` from the pairs' distal → object-geom maps `T` (P, 3, 4), plus the support's
-        areas (P, K) [m²] and their running sums along each row (the stick/slip solve reuses
-        both: the same order). The level solve: `_level_sorted` inlined."""
+        areas (P, K) [m²], their running sums along each row (the stick/slip solve reuses both:
+        the same order) and (P,) whether each row's subset held its footprint. The level solve:
+        `_level_sorted` inlined. Without `grow` the first subset size is kept whatever the rows
+        say (a batch of scenes re-reads the scenes whose rows did not hold)."""
         P, M = len(pad), grid.quad.area.shape[1]
         sdf = self._sdf(geom, T @ grid.quad.points_h.take(pad, axis=0))   # (P, M); padding ≥ 1 m away
         volume = f_normal * (1.0 / self.stiffness) + _MIN_VOLUME
@@ -371,13 +374,14 @@ class DistributedContact:
             lam = (volume + cas.take(m)) / ca.take(m)
             # Every point outside the subset lies at or above the subset's highest: none is
             # below λ when that one is not.
-            if K >= M or (s_[:, -1] >= lam).all():
+            held = s_[:, -1] >= lam
+            if K >= M or not grow or held.all():
                 break
             K *= 4
         w = np.maximum(lam[:, None] - s_, 0.0)
         w *= area
         w /= _reduce(w, axis=1)[:, None]
-        return flat, w, area, ca
+        return flat, w, area, ca, held | (K >= M)
 
     def pressure(self, data, pad, geom, f_normal, grid: _Grid | None = None) -> np.ndarray:
         """(P, M) each pair's normalised pressure weights A·max(λ − sdf, 0) / Σ on the points of
@@ -464,7 +468,7 @@ class DistributedContact:
             flat, w = self.support(data, pad, geom, f_normal, grid)
             area = area_sum = None
         else:
-            flat, w, area, area_sum = self._footprint(self._transforms(data, pad, geom), pad, geom, f_normal, grid)
+            flat, w, area, area_sum, _ = self._footprint(self._transforms(data, pad, geom), pad, geom, f_normal, grid)
         return self._traction_of(pad, flat, w, area, area_sum, f_loc, f_normal_vec, mu, grid)
 
     def _traction_of(self, pad, flat, w, area, area_sum, f_loc, f_normal_vec, mu, grid: _Grid) -> Traction:
@@ -613,6 +617,12 @@ class _Grid(NamedTuple):
     normal_flat: np.ndarray  # (5·M, 3) normal flattened
     pixel_flat: np.ndarray   # (5·M,) quad.cell (image pixel) flattened
     first_k: int             # support size tried first (the level solve's subset, `support`)
+
+
+def __getattr__(name: str):
+    if name == "KERNEL":    # the compiled kernel (imports numba): `contact_kernel.kernel()`
+        return contact_kernel.kernel()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = ["DistributedContact", "signed_distance", "STIFFNESS", "LAYER_THICKNESS", "CONFINED_MODULUS",
