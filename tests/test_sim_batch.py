@@ -2,12 +2,13 @@
 threads changes nothing), scenes are independent, and arguments are checked."""
 from __future__ import annotations
 
+import mujoco
 import numpy as np
 import pytest
 
 from wuji_tactile_device.producers.sim.batch import BatchedScenes
 from wuji_tactile_device.producers.sim.producer import SimProducer
-from wuji_tactile_device.producers.sim.scenarios import PressScenario
+from wuji_tactile_device.producers.sim.scenarios import PressScenario, make_scenario
 
 
 @pytest.fixture(scope="module")
@@ -91,3 +92,22 @@ def test_one_pass_read_equals_each_scenes_own_read(pressing, first_k):
     np.testing.assert_array_equal(got, each)
     loads = np.abs(each).sum(axis=(1, 2))
     assert loads[1] > loads[0] > 0.1 and loads[2] < loads[0]
+
+
+@pytest.mark.parametrize("name,frames", [("grasp-box", 450), ("slip", 250)])
+def test_one_pass_read_of_contact_rich_states(name, frames):
+    """States with several contacts on one pad (a box's face and edges) and sliding pairs: the
+    one-pass read equals each state's own read bit for bit (such states are read alone)."""
+    producer = SimProducer(make_scenario(name), max_frames=frames)
+    states = []
+    while not producer.finished:
+        producer.next_frame()
+        if producer.sim.frames % 50 == 0:
+            d = mujoco.MjData(producer.sim.model)
+            mujoco.mj_copyData(d, producer.sim.model, producer.sim.data)
+            states.append(d)
+    contacts = producer.sim.contacts
+    got = contacts.read_many(states)
+    each = np.stack([contacts.read(d).taxel_forces for d in states])
+    np.testing.assert_array_equal(got, each)
+    assert np.abs(each).sum() > 0.1

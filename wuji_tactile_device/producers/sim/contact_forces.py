@@ -369,46 +369,92 @@ class ContactForceModel:
     def read_many(self, datas: Sequence[mujoco.MjData]) -> np.ndarray:
         """(S, N, 3) float32 taxel forces [N, each taxel's axes] of many states of this model
         (e.g. a batch of scenes), each equal to `read(data).taxel_forces` bit for bit. Under the
-        distributed model the pairs of all states are solved in one pass (pressure, stick/slip,
-        the elastomer's influence): the per-call cost is paid once per batch, not per state;
-        contact extraction stays per state (each `MjData` holds its own contacts). A state whose
-        footprints need the grown support, or with several objects on one pad, is read alone."""
+        distributed model all states are read in one pass: their contact arrays are stacked, then
+        extraction (`_extract`'s steps), pressure, stick/slip and the elastomer's influence run
+        once over every state's contacts, so the per-call cost is paid once per batch, not per
+        state. A state with several contacts on one pad (one pair of several contacts, or several
+        objects), or whose footprints need the grown support, is read alone (`read`)."""
         S = len(datas)
         out = np.zeros((S, self.num_taxels, 3), np.float32)
         dm = self.distributed
-        if dm is None or dm.backend != "numpy":
+        if dm is None or dm.backend != "numpy" or not self.efc_first_three or self._opt.cone != self._cone:
             for s, d in enumerate(datas):
                 out[s] = self.read(d).taxel_forces
             return out
-        rows: list[tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
-        for s, d in enumerate(datas):
-            found = self._extract(d)
-            if found is None or len(found[0]) == 0:
-                continue
-            pad, geom, f_pair, fn_pair, ex, _, mu = self._pairs_of(d, found[0], found[1])
-            if len(set(pad.tolist())) != len(pad):           # several objects on one pad
-                out[s] = self.read(d).taxel_forces
-                continue
-            rows.append((s, pad, geom, f_pair, fn_pair, ex[:, :3], mu, dm._transforms(d, pad, geom)))
-        if not rows:
+        m = self.model
+        cons = [d.contact for d in datas]
+        ncon = np.array([d.ncon for d in datas])
+        if ncon.sum() == 0:
             return out
-        scene = np.concatenate([np.full(len(r[1]), r[0]) for r in rows])
-        pad, geom, f_pair, fn_pair, fn_vec, mu, T = (np.concatenate([r[i] for r in rows]) for i in range(1, 8))
-        grid = dm.coarse
-        flat, w, area, area_sum, held = dm._footprint(T, pad, geom, fn_pair, grid, grow=False)
-        if not held.all():     # these scenes' footprints need the grown support: read alone
-            again = np.unique(scene[~held])
-            for s in again.tolist():
-                out[s] = self.read(datas[s]).taxel_forces
-            keep = ~np.isin(scene, again)
-            scene, pad, f_pair, fn_vec, mu, flat, w, area, area_sum = (
-                a[keep] for a in (scene, pad, f_pair, fn_vec, mu, flat, w, area, area_sum))
-            if len(pad) == 0:
+        cat = np.concatenate
+        geom_pairs = cat([c.geom for c in cons])
+        code = self._pair_code_flat.take(geom_pairs @ self._pair_stride)          # 0 unless distal–object
+        adr = cat([c.efc_address for c in cons])
+        idx = np.flatnonzero(code)
+        idx = idx[adr.take(idx) >= 0]       # contacts outside the solver carry no force
+        if idx.size == 0:
+            return out
+        scene_of = np.repeat(np.arange(S), ncon)
+        sc = scene_of.take(idx)
+        efc0 = cat([[0], np.cumsum([d.nefc for d in datas])[:-1]])
+        code = code.take(idx)
+        rows = cat([c.frame for c in cons]).take(idx, axis=0).reshape(-1, 3, 3) * self._code_sign.take(code, axis=0)
+        f_c = cat([d.efc_force for d in datas]).take((adr.take(idx) + efc0.take(sc))[:, None] + _XYZ)
+        body = self._code_body.take(code) + sc * m.nbody      # in the stacked body tables
+        xmat, xpos = cat([d.xmat for d in datas]), cat([d.xpos for d in datas])
+        R = xmat.take(body, axis=0).reshape(-1, 3, 3)
+        rows_loc = rows @ R
+        f_loc = _vecmat(f_c, rows_loc)
+        pos = cat([c.pos for c in cons]).take(idx, axis=0)
+        p_mid = _vecmat(pos - xpos.take(body, axis=0), R)
+        p_loc = p_mid + rows_loc[:, 0] * (0.5 * cat([c.dist for c in cons]).take(idx))[:, None]
+        diff = self._code_slots.take(code, axis=0) - p_loc[:, None, :]
+        d2 = _vecdot(diff, diff)
+        nearest = d2.argmin(axis=1)
+        dmin = d2.min(axis=1)
+        near = self._slot_info.take(self._code_slot0.take(code) + nearest, axis=0)
+        ok = ((dmin <= near[:, 3]) & self._front(p_loc[:, 1], 0.0)
+              & (_vecdot(rows_loc[:, 0], near[:, :3]) <= -MIN_NORMAL_ALIGNMENT))
+        if not ok.all():
+            idx, sc, code, f_c, rows_loc, f_loc = (a[ok] for a in (idx, sc, code, f_c, rows_loc, f_loc))
+            if idx.size == 0:
                 return out
-        t = dm._traction_of(pad, flat, w, area, area_sum, f_pair, fn_vec, mu, grid)
-        r = dm._pad_readings(scene * 5 + pad, dm._pair_readings(t), t.force, 5 * S)   # (5·S, slots, 3)
+        pad = self._code_pad.take(code)
+        block = sc * 5 + pad
+        alone = np.zeros(S, bool)
+        counts = np.bincount(block, minlength=5 * S)
+        if counts.max() > 1:                 # several contacts on one pad: those states alone
+            alone[np.flatnonzero(counts > 1) // 5] = True
+        # Pairs (one contact each): `_pairs_of` without grouping.
+        g = geom_pairs.take(idx, axis=0)
+        geom = np.where(code > 0, g[:, 0], g[:, 1]).astype(np.int64)
+        fn = f_c[:, 0]
+        fn_vec = fn[:, None] * rows_loc[:, 0]
+        inv_fn = 1.0 / np.maximum(fn, 1e-300)
+        mu = np.where(fn > 0, fn * cat([c.friction for c in cons]).take(idx, axis=0)[:, 0] * inv_fn, 1.0)
+        gxmat, gxpos = cat([d.geom_xmat for d in datas]), cat([d.geom_xpos for d in datas])
+        gg = geom + sc * m.ngeom
+        pb = self.distal_bodies.take(pad) + sc * m.nbody     # `DistributedContact._transforms`
+        B = np.empty((len(idx), 3, 4))
+        B[:, :, :3] = xmat.take(pb, axis=0).reshape(-1, 3, 3)
+        B[:, :, 3] = xpos.take(pb, axis=0)
+        B[:, :, 3] -= gxpos.take(gg, axis=0)
+        T = gxmat.take(gg, axis=0).reshape(-1, 3, 3).transpose(0, 2, 1) @ B
+        grid = dm.coarse
+        flat, w, area, area_sum, held = dm._footprint(T, pad, geom, fn, grid, grow=False)
+        alone[sc[~held]] = True              # these footprints need the grown support
+        if alone.any():
+            for s in np.flatnonzero(alone).tolist():
+                out[s] = self.read(datas[s]).taxel_forces
+            keep = ~alone.take(sc)
+            if not keep.any():
+                return out
+            sc, pad, f_loc, fn_vec, mu, flat, w, area, area_sum = (
+                a[keep] for a in (sc, pad, f_loc, fn_vec, mu, flat, w, area, area_sum))
+        t = dm._traction_of(pad, flat, w, area, area_sum, f_loc, fn_vec, mu, grid)
+        r = dm._pad_readings(sc * 5 + pad, dm._pair_readings(t), t.force, 5 * S)   # (5·S, slots, 3)
         taxel = _vecmat(r.reshape(S, -1, 3).take(self.taxel_slot, axis=1), self.taxel_rot).astype(np.float32)
-        done = np.unique(scene)
+        done = np.unique(sc)
         out[done] = taxel[done]
         return out
 
