@@ -482,7 +482,10 @@ class ContactForceModel:
         shear); and (5,) the stuck fraction of each pad's footprint (1 without contact)."""
         slip = np.zeros((5, 3))
         frac = np.ones(5)
-        np.minimum.at(frac, pad, stuck)
+        if len(set(pad.tolist())) == len(pad):
+            frac[pad] = stuck
+        else:
+            np.minimum.at(frac, pad, stuck)
         v = np.zeros(6)
         for p in np.flatnonzero((stuck <= 0) & (fn > 0)).tolist():   # the sliding pairs only (≤ 5)
             k = int(pad[p])
