@@ -360,7 +360,7 @@ class ContactForceModel:
         taxel = _vecmat(taxel_distal, self.taxel_rot).astype(np.float32)
         res_distal = self._code_onehot.take(code, axis=0).T @ f_loc
         rot = data.xmat.take(self.distal_bodies, axis=0).reshape(5, 3, 3)
-        img = dm.images_of(dm.traction_field(sol), self.pad_rot_common) if images else None
+        img = dm.solution_images(sol, self.pad_rot_common) if images else None
         point = ex[:, 4:7] * inv_fn[:, None]                     # force-weighted contact point (world)
         slip, frac = self._pad_slip(data, pad, geom, point, ex[:, :3], fn_pair, stuck)
         return TactileReading(taxel, taxel_distal, res_distal, rot, self.pad_rot_common,

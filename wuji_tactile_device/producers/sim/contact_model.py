@@ -504,15 +504,29 @@ class DistributedContact:
         surface normal, friction in its tangent plane, and the small remainder the curvature
         leaves (a few % of F) spread with the pressure, so each pair's field sums to its force
         exactly."""
-        n_loc = t.grid.normal_flat.take(t.flat, axis=0)                        # (P, K, 3) outward
-        t_loc = t.t_hat[:, None, :] - _vecdot(n_loc, t.t_hat[:, None, :])[:, :, None] * n_loc
-        t_loc /= np.maximum(np.sqrt(_vecdot(t_loc, t_loc)), 1e-300)[:, :, None]
-        per_pair = t.Q[:, :, None] * t_loc - t.Pn[:, :, None] * n_loc
-        per_pair += t.w[:, :, None] * (t.force - per_pair.sum(axis=1))[:, None, :]
         npx = IMAGE_SHAPE[0] * IMAGE_SHAPE[1]
         cell = t.grid.pixel_flat.take(t.flat) + (t.pad * npx)[:, None]        # (P, K) stacked pixel
         index = cell[:, :, None] * 3 + _AXES
-        return np.bincount(index.ravel(), per_pair.ravel(), 15 * npx).reshape(5, npx, 3)
+        return np.bincount(index.ravel(), self._point_forces(t).ravel(), 15 * npx).reshape(5, npx, 3)
+
+    def _point_forces(self, t: Traction) -> np.ndarray:
+        """(P, K, 3) each support point's force [N, distal frame] (`traction_field`)."""
+        n_loc = t.grid.normal_flat.take(t.flat, axis=0)                        # (P, K, 3) outward
+        t_loc = t.t_hat[:, None, :] - _vecdot(n_loc, t.t_hat[:, None, :])[:, :, None] * n_loc
+        t_loc /= np.maximum(np.sqrt(_vecdot(t_loc, t_loc)), 1e-300)[:, :, None]
+        t_loc *= t.Q[:, :, None]
+        t_loc -= t.Pn[:, :, None] * n_loc
+        t_loc += t.w[:, :, None] * (t.force - _reduce(t_loc, axis=1))[:, None, :]
+        return t_loc
+
+    def solution_images(self, t: Traction, pad_rotation: np.ndarray) -> np.ndarray:
+        """`images_of(traction_field(t), pad_rotation)` in one scatter: each support point's force
+        turned into the pad axes first (K points per pair instead of every pixel), binned straight
+        into the (5, 3, 48, 32) layout (no transposed copy); the same images to rounding."""
+        npx = IMAGE_SHAPE[0] * IMAGE_SHAPE[1]
+        v = self._point_forces(t) @ pad_rotation                                   # (P, K, 3) pad axes
+        index = (t.grid.pixel_flat.take(t.flat) + (t.pad * (3 * npx))[:, None])[:, :, None] + _AXES_PX
+        return np.bincount(index.ravel(), v.ravel(), 15 * npx).reshape((5, 3) + IMAGE_SHAPE)
 
     def _to_pixels(self, pad: np.ndarray, per_point: np.ndarray, grid: _Grid | None = None) -> np.ndarray:
         """(5, 48·32, 3) per-pair point forces (P, M, 3) binned into their pads' pixels."""
@@ -595,6 +609,7 @@ class DistributedContact:
 
 
 _AXES = np.arange(3)
+_AXES_PX = _AXES * (IMAGE_SHAPE[0] * IMAGE_SHAPE[1])   # axis-major image planes
 
 
 class Traction(NamedTuple):
