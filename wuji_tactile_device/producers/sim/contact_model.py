@@ -59,11 +59,12 @@ SUPPORTED_TYPES = {int(_G.mjGEOM_PLANE): "plane", int(_G.mjGEOM_SPHERE): "sphere
                    int(_G.mjGEOM_CYLINDER): "cylinder", int(_G.mjGEOM_BOX): "box"}
 
 
-def signed_distance(geom_type: int, size: np.ndarray, p: np.ndarray) -> np.ndarray:
+def signed_distance(geom_type: int, size: np.ndarray, p: np.ndarray, *, scratch: bool = False) -> np.ndarray:
     """(P, M) signed distance [m] of points `p` (P, 3, M) — coordinate-major, in each geom's own
     frame — to geoms of one MuJoCo type with sizes `size` (P, 3); negative inside. The
     ellipsoid's is the usual first-order estimate (exact on its axes). Coordinate-major because
-    reductions over a contiguous length-3 axis cost far more than row operations."""
+    reductions over a contiguous length-3 axis cost far more than row operations. `scratch`: `p`
+    may be overwritten (the box works in it, no temporary of its size)."""
     s = size[:, :, None]
     if geom_type == _G.mjGEOM_PLANE:
         return p[:, 2]
@@ -78,7 +79,7 @@ def signed_distance(geom_type: int, size: np.ndarray, p: np.ndarray) -> np.ndarr
         d1 = np.abs(p[:, 2]) - s[:, 1]
         return np.minimum(np.maximum(d0, d1), 0.0) + np.hypot(np.maximum(d0, 0.0), np.maximum(d1, 0.0))
     if geom_type == _G.mjGEOM_BOX:      # in place: no temporary of p's size (2× faster on a batch)
-        q = np.abs(p)
+        q = np.abs(p, out=p) if scratch else np.abs(p)
         q -= s
         inside = q.max(axis=1)
         np.minimum(inside, 0.0, out=inside)
@@ -292,9 +293,10 @@ class DistributedContact:
         return out, lam
 
     def _sdf(self, geom: np.ndarray, local: np.ndarray) -> np.ndarray:
+        """(P, M) signed distances of `local` (P, 3, M) to the pairs' geoms; `local` is scratch."""
         size = self.model.geom_size.take(geom, axis=0)
         if len(self._types) == 1:
-            return signed_distance(int(self._types[0]), size, local)
+            return signed_distance(int(self._types[0]), size, local, scratch=True)
         types = self.model.geom_type.take(geom)
         out = np.empty((local.shape[0], local.shape[2]))
         for t in np.unique(types):
