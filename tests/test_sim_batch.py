@@ -2,12 +2,13 @@
 threads changes nothing), scenes are independent, and arguments are checked."""
 from __future__ import annotations
 
+import mujoco
 import numpy as np
 import pytest
 
 from wuji_tactile_device.producers.sim.batch import BatchedScenes
 from wuji_tactile_device.producers.sim.producer import SimProducer
-from wuji_tactile_device.producers.sim.scenarios import PressScenario
+from wuji_tactile_device.producers.sim.scenarios import PressScenario, make_scenario
 
 
 @pytest.fixture(scope="module")
@@ -64,3 +65,49 @@ def test_arguments_are_checked(pressing):
     with BatchedScenes(pressing, 2, threads=1) as batch:
         with pytest.raises(ValueError, match=r"ctrl must have shape \(2, \d+\), got \(3,\)"):
             batch.set_ctrl(np.zeros(3))
+
+
+@pytest.mark.parametrize("first_k", [None, 4, 10_000])
+def test_one_pass_read_equals_each_scenes_own_read(pressing, first_k):
+    """`read_many` solves all scenes' pairs in one pass; each scene equals its own `read` bit for
+    bit — scenes pressing harder or opened (no contact), and with a first support size that holds
+    every footprint (10 000: the whole grid), or none (4: every scene is re-read alone)."""
+    sim = pressing
+    contacts = sim.contacts
+    grid = contacts.distributed.coarse
+    if first_k is not None:
+        contacts.distributed.coarse = grid._replace(first_k=first_k)
+    try:
+        ctrl = np.tile(sim.data.ctrl, (4, 1))
+        ctrl[1, sim.actuators] += 0.3        # presses harder
+        ctrl[2, sim.actuators] -= 1.0        # opens: its pads leave the objects
+        with BatchedScenes(sim, 4, threads=1, ctrl=ctrl) as batch:
+            for _ in range(30):
+                batch.step_frame()
+            got = contacts.read_many(batch.datas)
+            each = np.stack([contacts.read(d).taxel_forces for d in batch.datas])
+    finally:
+        contacts.distributed.coarse = grid
+    assert contacts.distributed.backend == "numpy"          # the one-pass path ran
+    np.testing.assert_array_equal(got, each)
+    loads = np.abs(each).sum(axis=(1, 2))
+    assert loads[1] > loads[0] > 0.1 and loads[2] < loads[0]
+
+
+@pytest.mark.parametrize("name,frames", [("grasp-box", 450), ("slip", 250)])
+def test_one_pass_read_of_contact_rich_states(name, frames):
+    """States with several contacts on one pad (a box's face and edges) and sliding pairs: the
+    one-pass read equals each state's own read bit for bit (such states are read alone)."""
+    producer = SimProducer(make_scenario(name), max_frames=frames)
+    states = []
+    while not producer.finished:
+        producer.next_frame()
+        if producer.sim.frames % 50 == 0:
+            d = mujoco.MjData(producer.sim.model)
+            mujoco.mj_copyData(d, producer.sim.model, producer.sim.data)
+            states.append(d)
+    contacts = producer.sim.contacts
+    got = contacts.read_many(states)
+    each = np.stack([contacts.read(d).taxel_forces for d in states])
+    np.testing.assert_array_equal(got, each)
+    assert np.abs(each).sum() > 0.1

@@ -4,17 +4,17 @@ generation (thousands of tactile frames per second instead of one real-time stre
 All scenes share one compiled `MjModel` (that of a `HandSimulation`); each has its own `MjData`.
 One frame of a scene is what `HandSimulation.step_frame` does (ten 1 ms `mj_step`, then
 `mj_forward`); `step_frame()` runs the scenes' frames on a pool of threads (MuJoCo's functions
-release the GIL, so the threads step scenes on all cores at once). `read()` then takes each
-scene's taxel forces with the hand's own contact model (`HandSimulation.contacts.read`, the same
-public read every producer uses) and returns them stacked, `(scenes, N, 3)`.
+release the GIL, so the threads step scenes on all cores at once). `read()` then takes every
+scene's taxel forces with the hand's own contact model in one pass over all scenes
+(`ContactForceModel.read_many`: each scene equal to `HandSimulation.contacts.read` of it, bit for
+bit) and returns them as `(scenes, N, 3)`.
 
 Why threads and not `mujoco.rollout`: `rollout` integrates open-loop control sequences and returns
 states; a tactile frame needs the contact solution in an `MjData` after `mj_forward`, so every
 frame would cost a `mj_setState` + `mj_forward` more per scene than stepping the `MjData`s in place.
 
-The read stays per scene (Python, under the GIL) while the stepping is parallel; a read that
-works on all scenes' contacts at once needs a batched entry point in the contact model (see
-docs/performance.md, "Batched simulation").
+The read runs on the calling thread (numpy, one pass: its fixed per-call cost is paid once per
+batch) while the stepping is parallel (docs/performance.md, "Batched simulation").
 """
 from __future__ import annotations
 
@@ -92,9 +92,9 @@ class BatchedScenes:
 
     def read(self) -> np.ndarray:
         """Taxel forces of every scene now, `(scenes, N, 3)` float32 [N] in each taxel's axes
-        (metadata taxel order), each scene read by the hand's contact model."""
-        read = self.sim.contacts.read
-        return np.stack([read(d).taxel_forces for d in self.datas])
+        (metadata taxel order): the hand's contact model reads all scenes in one pass
+        (`ContactForceModel.read_many`), each scene equal to its own `read` bit for bit."""
+        return self.sim.contacts.read_many(self.datas)
 
     def qpos(self) -> np.ndarray:
         """Joint positions of every scene, `(scenes, nq)`."""

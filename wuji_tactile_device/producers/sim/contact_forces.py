@@ -17,6 +17,7 @@ Per frame (after `mj_forward`):
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import mujoco
@@ -351,17 +352,7 @@ class ContactForceModel:
         and slip inside each footprint, taxels through the elastomer, the pads' slip velocity."""
         dm = self.distributed
         assert dm is not None, "read() calls this under the distributed model only"
-        idx = self._last_idx
-        con = data.contact
-        g = con.geom.take(idx, axis=0)
-        geom = np.where(code > 0, g[:, 0], g[:, 1]).astype(np.int64)   # the object's geom
-        pad_c = self._code_pad.take(code)
-        fn_c = self._last_fn
-        extra = np.concatenate([self._last_fn_vec, (fn_c * con.friction.take(idx, axis=0)[:, 0])[:, None],
-                                fn_c[:, None] * con.pos.take(idx, axis=0)], axis=1)
-        pad, geom, f_pair, fn_pair, ex = dm.pairs(pad_c, geom, f_loc, fn_c, extra)
-        inv_fn = 1.0 / np.maximum(fn_pair, 1e-300)
-        mu = np.where(fn_pair > 0, ex[:, 3] * inv_fn, 1.0)
+        pad, geom, f_pair, fn_pair, ex, inv_fn, mu = self._pairs_of(data, code, f_loc)
         # One solution per frame for taxels, images and resultants: on the 0.5 mm image grid when
         # images are asked for, else on the 1 mm grid (4× fewer points; taxels within 1.5 %).
         sol = dm.solve(data, pad, geom, f_pair, fn_pair, ex[:, :3], mu, fine=images)
@@ -370,11 +361,121 @@ class ContactForceModel:
         taxel = _vecmat(taxel_distal, self.taxel_rot).astype(np.float32)
         res_distal = self._code_onehot.take(code, axis=0).T @ f_loc
         rot = data.xmat.take(self.distal_bodies, axis=0).reshape(5, 3, 3)
-        img = dm.images_of(dm.traction_field(sol), self.pad_rot_common) if images else None
+        img = dm.solution_images(sol, self.pad_rot_common) if images else None
         point = ex[:, 4:7] * inv_fn[:, None]                     # force-weighted contact point (world)
         slip, frac = self._pad_slip(data, pad, geom, point, ex[:, :3], fn_pair, stuck)
         return TactileReading(taxel, taxel_distal, res_distal, rot, self.pad_rot_common,
                               len(code), rejected, img, pad_slip_velocity=slip, pad_stuck_fraction=frac)
+
+    def read_many(self, datas: Sequence[mujoco.MjData]) -> np.ndarray:
+        """(S, N, 3) float32 taxel forces [N, each taxel's axes] of many states of this model
+        (e.g. a batch of scenes), each equal to `read(data).taxel_forces` bit for bit. Under the
+        distributed model all states are read in one pass: their contact arrays are stacked, then
+        extraction (`_extract`'s steps), pressure, stick/slip and the elastomer's influence run
+        once over every state's contacts, so the per-call cost is paid once per batch, not per
+        state. A state with several contacts on one pad (one pair of several contacts, or several
+        objects), or whose footprints need the grown support, is read alone (`read`)."""
+        S = len(datas)
+        out = np.zeros((S, self.num_taxels, 3), np.float32)
+        dm = self.distributed
+        if dm is None or dm.backend != "numpy" or not self.efc_first_three or self._opt.cone != self._cone:
+            for s, d in enumerate(datas):
+                out[s] = self.read(d).taxel_forces
+            return out
+        m = self.model
+        cons = [d.contact for d in datas]
+        ncon = np.array([d.ncon for d in datas])
+        if ncon.sum() == 0:
+            return out
+        cat = np.concatenate
+        geom_pairs = cat([c.geom for c in cons])
+        code = self._pair_code_flat.take(geom_pairs @ self._pair_stride)          # 0 unless distal–object
+        adr = cat([c.efc_address for c in cons])
+        idx = np.flatnonzero(code)
+        idx = idx[adr.take(idx) >= 0]       # contacts outside the solver carry no force
+        if idx.size == 0:
+            return out
+        scene_of = np.repeat(np.arange(S), ncon)
+        sc = scene_of.take(idx)
+        efc0 = cat([[0], np.cumsum([d.nefc for d in datas])[:-1]])
+        code = code.take(idx)
+        rows = cat([c.frame for c in cons]).take(idx, axis=0).reshape(-1, 3, 3) * self._code_sign.take(code, axis=0)
+        f_c = cat([d.efc_force for d in datas]).take((adr.take(idx) + efc0.take(sc))[:, None] + _XYZ)
+        body = self._code_body.take(code) + sc * m.nbody      # in the stacked body tables
+        xmat, xpos = cat([d.xmat for d in datas]), cat([d.xpos for d in datas])
+        R = xmat.take(body, axis=0).reshape(-1, 3, 3)
+        rows_loc = rows @ R
+        f_loc = _vecmat(f_c, rows_loc)
+        pos = cat([c.pos for c in cons]).take(idx, axis=0)
+        p_mid = _vecmat(pos - xpos.take(body, axis=0), R)
+        p_loc = p_mid + rows_loc[:, 0] * (0.5 * cat([c.dist for c in cons]).take(idx))[:, None]
+        diff = self._code_slots.take(code, axis=0) - p_loc[:, None, :]
+        d2 = _vecdot(diff, diff)
+        nearest = d2.argmin(axis=1)
+        dmin = d2.min(axis=1)
+        near = self._slot_info.take(self._code_slot0.take(code) + nearest, axis=0)
+        ok = ((dmin <= near[:, 3]) & self._front(p_loc[:, 1], 0.0)
+              & (_vecdot(rows_loc[:, 0], near[:, :3]) <= -MIN_NORMAL_ALIGNMENT))
+        if not ok.all():
+            idx, sc, code, f_c, rows_loc, f_loc = (a[ok] for a in (idx, sc, code, f_c, rows_loc, f_loc))
+            if idx.size == 0:
+                return out
+        pad = self._code_pad.take(code)
+        block = sc * 5 + pad
+        alone = np.zeros(S, bool)
+        counts = np.bincount(block, minlength=5 * S)
+        if counts.max() > 1:                 # several contacts on one pad: those states alone
+            alone[np.flatnonzero(counts > 1) // 5] = True
+        # Pairs (one contact each): `_pairs_of` without grouping.
+        g = geom_pairs.take(idx, axis=0)
+        geom = np.where(code > 0, g[:, 0], g[:, 1]).astype(np.int64)
+        fn = f_c[:, 0]
+        fn_vec = fn[:, None] * rows_loc[:, 0]
+        inv_fn = 1.0 / np.maximum(fn, 1e-300)
+        mu = np.where(fn > 0, fn * cat([c.friction for c in cons]).take(idx, axis=0)[:, 0] * inv_fn, 1.0)
+        gxmat, gxpos = cat([d.geom_xmat for d in datas]), cat([d.geom_xpos for d in datas])
+        gg = geom + sc * m.ngeom
+        pb = self.distal_bodies.take(pad) + sc * m.nbody     # `DistributedContact._transforms`
+        B = np.empty((len(idx), 3, 4))
+        B[:, :, :3] = xmat.take(pb, axis=0).reshape(-1, 3, 3)
+        B[:, :, 3] = xpos.take(pb, axis=0)
+        B[:, :, 3] -= gxpos.take(gg, axis=0)
+        T = gxmat.take(gg, axis=0).reshape(-1, 3, 3).transpose(0, 2, 1) @ B
+        grid = dm.coarse
+        flat, w, area, area_sum, held = dm._footprint(T, pad, geom, fn, grid, grow=False)
+        alone[sc[~held]] = True              # these footprints need the grown support
+        if alone.any():
+            for s in np.flatnonzero(alone).tolist():
+                out[s] = self.read(datas[s]).taxel_forces
+            keep = ~alone.take(sc)
+            if not keep.any():
+                return out
+            sc, pad, f_loc, fn_vec, mu, flat, w, area, area_sum = (
+                a[keep] for a in (sc, pad, f_loc, fn_vec, mu, flat, w, area, area_sum))
+        t = dm._traction_of(pad, flat, w, area, area_sum, f_loc, fn_vec, mu, grid)
+        r = dm._pad_readings(sc * 5 + pad, dm._pair_readings(t), t.force, 5 * S)   # (5·S, slots, 3)
+        taxel = _vecmat(r.reshape(S, -1, 3).take(self.taxel_slot, axis=1), self.taxel_rot).astype(np.float32)
+        done = np.unique(sc)
+        out[done] = taxel[done]
+        return out
+
+    def _pairs_of(self, data: mujoco.MjData, code: np.ndarray, f_loc: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The accepted contacts of `_extract` (pair codes, forces ON the pad, distal frame [N])
+        grouped into (pad, object geom) pairs: pad, geom, force (P, 3) [N], normal force (P,) [N],
+        the pair sums (P, 7) of the normal force vector, μ·F_n and F_n·contact point (world) [N, N,
+        N·m], 1/F_n and the pair's friction coefficient μ (F_n-weighted; 1 without load)."""
+        idx = self._last_idx
+        con = data.contact
+        g = con.geom.take(idx, axis=0)
+        geom = np.where(code > 0, g[:, 0], g[:, 1]).astype(np.int64)   # the object's geom
+        fn_c = self._last_fn
+        extra = np.concatenate([self._last_fn_vec, (fn_c * con.friction.take(idx, axis=0)[:, 0])[:, None],
+                                fn_c[:, None] * con.pos.take(idx, axis=0)], axis=1)
+        assert self.distributed is not None, "pairs exist under the distributed model only"
+        pad, geom, f_pair, fn_pair, ex = self.distributed.pairs(self._code_pad.take(code), geom, f_loc, fn_c, extra)
+        inv_fn = 1.0 / np.maximum(fn_pair, 1e-300)
+        mu = np.where(fn_pair > 0, ex[:, 3] * inv_fn, 1.0)
+        return pad, geom, f_pair, fn_pair, ex, inv_fn, mu
 
     def _pad_slip(self, data, pad, geom, point, fn_vec, fn, stuck) -> tuple[np.ndarray, np.ndarray]:
         """(5, 3) pad slip velocity [m/s, pad frame]: the object's velocity relative to the pad
@@ -383,12 +484,13 @@ class ContactForceModel:
         shear); and (5,) the stuck fraction of each pad's footprint (1 without contact)."""
         slip = np.zeros((5, 3))
         frac = np.ones(5)
+        if len(set(pad.tolist())) == len(pad):
+            frac[pad] = stuck
+        else:
+            np.minimum.at(frac, pad, stuck)
         v = np.zeros(6)
-        for p in range(len(pad)):           # ≤ one pair per loaded pad: 5 small calls per frame
+        for p in np.flatnonzero((stuck <= 0) & (fn > 0)).tolist():   # the sliding pairs only (≤ 5)
             k = int(pad[p])
-            frac[k] = min(frac[k], float(stuck[p]))
-            if stuck[p] > 0 or fn[p] <= 0:
-                continue
             mujoco.mj_objectVelocity(self.model, data, mujoco.mjtObj.mjOBJ_GEOM, int(geom[p]), v, 0)
             v_obj = v[3:] + np.cross(v[:3], point[p] - data.geom_xpos[geom[p]])
             b = int(self.distal_bodies[k])

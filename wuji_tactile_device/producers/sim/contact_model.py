@@ -27,13 +27,14 @@ A_c = 2π√(R₁R₂)·δ and F_n = K·π√(R₁R₂)·δ², i.e. A_c = 2·√
 """
 from __future__ import annotations
 
-from typing import NamedTuple
+from functools import lru_cache
+from typing import Any, NamedTuple
 
 import mujoco
 import numpy as np
 
 from ...errors import ProducerError
-from .contact_kernel import KERNEL
+from . import contact_kernel
 from .sensing import pixel_influence
 from .taxels import IMAGE_SHAPE, PadTaxels
 
@@ -48,6 +49,7 @@ GROSS_SLIP_TOLERANCE = 0.005
 TAXEL_GRID_STEP = 2
 _vecdot = getattr(np, "vecdot", lambda a, b: np.einsum("...i,...i->...", a, b))
 _matvec = getattr(np, "matvec", lambda m, v: np.einsum("...ij,...j->...i", m, v))
+_accumulate, _reduce = np.add.accumulate, np.add.reduce   # cumsum / sum without their wrappers' cost
 _FAR = 1.0  # [m] signed distance given to padding points (never inside a footprint)
 _MIN_VOLUME = 1e-24  # [m³] keeps the closest point active when the normal force is 0
 
@@ -57,11 +59,12 @@ SUPPORTED_TYPES = {int(_G.mjGEOM_PLANE): "plane", int(_G.mjGEOM_SPHERE): "sphere
                    int(_G.mjGEOM_CYLINDER): "cylinder", int(_G.mjGEOM_BOX): "box"}
 
 
-def signed_distance(geom_type: int, size: np.ndarray, p: np.ndarray) -> np.ndarray:
+def signed_distance(geom_type: int, size: np.ndarray, p: np.ndarray, *, scratch: bool = False) -> np.ndarray:
     """(P, M) signed distance [m] of points `p` (P, 3, M) — coordinate-major, in each geom's own
     frame — to geoms of one MuJoCo type with sizes `size` (P, 3); negative inside. The
     ellipsoid's is the usual first-order estimate (exact on its axes). Coordinate-major because
-    reductions over a contiguous length-3 axis cost far more than row operations."""
+    reductions over a contiguous length-3 axis cost far more than row operations. `scratch`: `p`
+    may be overwritten (the box works in it, no temporary of its size)."""
     s = size[:, :, None]
     if geom_type == _G.mjGEOM_PLANE:
         return p[:, 2]
@@ -75,11 +78,17 @@ def signed_distance(geom_type: int, size: np.ndarray, p: np.ndarray) -> np.ndarr
         d0 = np.hypot(p[:, 0], p[:, 1]) - s[:, 0]
         d1 = np.abs(p[:, 2]) - s[:, 1]
         return np.minimum(np.maximum(d0, d1), 0.0) + np.hypot(np.maximum(d0, 0.0), np.maximum(d1, 0.0))
-    if geom_type == _G.mjGEOM_BOX:
-        q = np.abs(p) - s
-        inside = np.minimum(q.max(axis=1), 0.0)
+    if geom_type == _G.mjGEOM_BOX:      # in place: no temporary of p's size (2× faster on a batch)
+        q = np.abs(p, out=p) if scratch else np.abs(p)
+        q -= s
+        inside = q.max(axis=1)
+        np.minimum(inside, 0.0, out=inside)
         np.maximum(q, 0.0, out=q)
-        return np.sqrt((q * q).sum(axis=1)) + inside
+        q *= q
+        r = q.sum(axis=1)
+        np.sqrt(r, out=r)
+        r += inside
+        return r
     if geom_type == _G.mjGEOM_ELLIPSOID:
         return _ellipsoid_distance(s, p)
     raise ValueError(f"no signed distance for MuJoCo geom type {geom_type}")
@@ -114,9 +123,18 @@ def _ellipsoid_distance(s: np.ndarray, p: np.ndarray) -> np.ndarray:
     return t[:, 0] * np.sqrt((u * u).sum(axis=1))
 
 
+@lru_cache(maxsize=256)
 def _row_offsets(P: int, M: int) -> np.ndarray:
-    """Flat offsets of the rows of a (P, M) array."""
-    return np.arange(0, P * M, M)
+    """Flat offsets of the rows of a (P, M) array (cached, read-only)."""
+    out = np.arange(0, P * M, M)
+    out.setflags(write=False)
+    return out
+
+
+@lru_cache(maxsize=256)
+def _col_offsets(P: int, M: int) -> np.ndarray:
+    """`_row_offsets` as a column (P, 1) (cached, read-only)."""
+    return _row_offsets(P, M)[:, None]
 
 
 class _Quadrature(NamedTuple):
@@ -165,17 +183,18 @@ class DistributedContact:
     """The distributed contact model of one hand (see the module docstring).
 
     `object_geoms`: ids of the measured object geoms; all must be of a supported primitive type.
-    `backend`: "numba" (compiled kernel, when numba is installed: the default then) or "numpy"
-    (the reference; the same result to rounding)."""
+    `backend`: "numpy" (the default, in every install: no start-up cost, and the one path that
+    reads a batch of scenes in one pass) or "numba" (the compiled kernel, extra `fast`; the
+    same result to rounding; imports numba when asked for)."""
 
     def __init__(self, model: mujoco.MjModel, pads: tuple[PadTaxels, ...], distal_bodies: np.ndarray,
                  object_geoms: np.ndarray, *, stiffness: float = STIFFNESS, taxel_grid_step: int = TAXEL_GRID_STEP,
                  backend: str | None = None):
-        if backend is None:
-            backend = "numba" if KERNEL is not None else "numpy"
+        backend = "numpy" if backend is None else backend
         if backend not in ("numba", "numpy"):
             raise ValueError(f"distributed contact: backend must be 'numba' or 'numpy', got {backend!r}")
-        if backend == "numba" and KERNEL is None:
+        self._compiled: Any = contact_kernel.kernel() if backend == "numba" else None
+        if backend == "numba" and self._compiled is None:
             raise ValueError("distributed contact: backend 'numba' needs numba (pip install 'wuji-tactile-device[fast]')")
         self.backend = backend
         if not stiffness > 0:
@@ -198,7 +217,6 @@ class DistributedContact:
         self._types = np.unique(model.geom_type[self.object_geoms])
         self._pair_stride = model.ngeom
         self._cell_offsets = (np.arange(64) * self.slots)[:, None]     # per-pair cell blocks
-        self._pad_onehot = np.eye(5)
         self._geom_type = model.geom_type.astype(np.int64)
         self._no_level = np.full(64, np.nan)
         self.influence = pixel_influence()[:, :self.slots]     # (5, slots, 48·32)
@@ -257,28 +275,28 @@ class DistributedContact:
     def _transforms(self, data: mujoco.MjData, pad: np.ndarray, geom: np.ndarray) -> np.ndarray:
         """(P, 3, 4) distal → object-geom affine maps [A | b] (homogeneous points in one product)."""
         body = self.distal_bodies.take(pad)
-        Rd = data.xmat.take(body, axis=0).reshape(-1, 3, 3)
-        RgT = data.geom_xmat.take(geom, axis=0).reshape(-1, 3, 3).transpose(0, 2, 1)
-        T = np.empty((len(pad), 3, 4))
-        T[:, :, :3] = RgT @ Rd
-        T[:, :, 3] = _matvec(RgT, data.xpos.take(body, axis=0) - data.geom_xpos.take(geom, axis=0))
-        return T
+        B = np.empty((len(pad), 3, 4))                   # [Rd | xd − xg]
+        B[:, :, :3] = data.xmat.take(body, axis=0).reshape(-1, 3, 3)
+        B[:, :, 3] = data.xpos.take(body, axis=0)
+        B[:, :, 3] -= data.geom_xpos.take(geom, axis=0)
+        return data.geom_xmat.take(geom, axis=0).reshape(-1, 3, 3).transpose(0, 2, 1) @ B
 
     def _kernel(self, data, quad: _Quadrature, cells_per_pad: int, pad, geom, force, f_normal, level=None):
         """The compiled path: (P · cells, 3) forces, one block of cells per pair, and the level
         per pair."""
         out = np.zeros((len(pad) * cells_per_pad, 3))
         volume = f_normal * (1.0 / self.stiffness) + _MIN_VOLUME
-        lam = KERNEL(quad.points_h, quad.area, quad.cell, cells_per_pad, pad, geom, self.distal_bodies,
+        lam = self._compiled(quad.points_h, quad.area, quad.cell, cells_per_pad, pad, geom, self.distal_bodies,
                      data.xmat, data.xpos, data.geom_xmat, data.geom_xpos, self._geom_type, self.model.geom_size,
                      volume, (self._no_level[:len(pad)] if len(pad) <= len(self._no_level) else
                               np.full(len(pad), np.nan)) if level is None else level, force, out)
         return out, lam
 
     def _sdf(self, geom: np.ndarray, local: np.ndarray) -> np.ndarray:
+        """(P, M) signed distances of `local` (P, 3, M) to the pairs' geoms; `local` is scratch."""
         size = self.model.geom_size.take(geom, axis=0)
         if len(self._types) == 1:
-            return signed_distance(int(self._types[0]), size, local)
+            return signed_distance(int(self._types[0]), size, local, scratch=True)
         types = self.model.geom_type.take(geom)
         out = np.empty((local.shape[0], local.shape[2]))
         for t in np.unique(types):
@@ -327,31 +345,51 @@ class DistributedContact:
             w = w.take(flat - base + _row_offsets(P, M)[:, None])
             order = np.argsort(-(w * grid.inv_area_flat.take(flat)), axis=1) + _row_offsets(P, flat.shape[1])[:, None]
             return flat.take(order), w.take(order)
-        local = self._transforms(data, pad, geom) @ quad.points_h.take(pad, axis=0)   # (P, 3, M)
-        sdf = self._sdf(geom, local)       # padding points sit ≥ 1 m away: never in a footprint
+        flat, w, _, _, _ = self._footprint(self._transforms(data, pad, geom), pad, geom, f_normal, grid)
+        return flat, w
+
+    def _footprint(self, T: np.ndarray, pad: np.ndarray, geom: np.ndarray, f_normal: np.ndarray, grid: _Grid,
+                   grow: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """`support` from the pairs' distal → object-geom maps `T` (P, 3, 4), plus the support's
+        areas (P, K) [m²], their running sums along each row (the stick/slip solve reuses both:
+        the same order) and (P,) whether each row's subset held its footprint. The level solve:
+        `_level_sorted` inlined. Without `grow` the first subset size is kept whatever the rows
+        say (a batch of scenes re-reads the scenes whose rows did not hold)."""
+        P, M = len(pad), grid.quad.area.shape[1]
+        sdf = self._sdf(geom, T @ grid.quad.points_h.take(pad, axis=0))   # (P, M); padding ≥ 1 m away
         volume = f_normal * (1.0 / self.stiffness) + _MIN_VOLUME
-        rows = _row_offsets(P, M)[:, None]
+        rows = _col_offsets(P, M)
+        shift = (pad * M)[:, None] - rows                 # row offsets → the grid's (5·M) tables
         K = grid.first_k
         while True:
-            idx = np.argpartition(sdf, K - 1, axis=1)[:, :K] if K < M else np.broadcast_to(np.arange(M), (P, M))
-            idx = idx + rows
+            if K < M:
+                idx = np.argpartition(sdf, K - 1, axis=1)[:, :K]
+                idx += rows
+            else:
+                idx = np.broadcast_to(np.arange(M), (P, M)) + rows
             sdf_k = sdf.take(idx)
             order = np.argsort(sdf_k, axis=1)
-            order += _row_offsets(P, idx.shape[1])[:, None]
+            order += _col_offsets(P, idx.shape[1])
             s_ = sdf_k.take(order)
             flat = idx.take(order)
-            flat += base - rows
+            flat += shift
             area = grid.area_flat.take(flat)
-            lam = self._level_sorted(s_, area, volume)
+            ca = _accumulate(area, axis=1)
+            cas = _accumulate(area * s_, axis=1)
+            at_next = s_[:, 1:] * ca[:, :-1]
+            at_next -= cas[:, :-1]
+            m = _reduce(at_next < volume[:, None], axis=1, dtype=np.intp) + _row_offsets(P, idx.shape[1])
+            lam = (volume + cas.take(m)) / ca.take(m)
             # Every point outside the subset lies at or above the subset's highest: none is
             # below λ when that one is not.
-            if K >= M or (s_[:, -1] >= lam).all():
+            held = s_[:, -1] >= lam
+            if K >= M or not grow or held.all():
                 break
             K *= 4
         w = np.maximum(lam[:, None] - s_, 0.0)
         w *= area
-        w /= w.sum(axis=1, keepdims=True)
-        return flat, w
+        w /= _reduce(w, axis=1)[:, None]
+        return flat, w, area, ca, held | (K >= M)
 
     def pressure(self, data, pad, geom, f_normal, grid: _Grid | None = None) -> np.ndarray:
         """(P, M) each pair's normalised pressure weights A·max(λ − sdf, 0) / Σ on the points of
@@ -370,7 +408,8 @@ class DistributedContact:
 
     def traction(self, weights: np.ndarray, pad: np.ndarray, f_normal_vec: np.ndarray, f_tangent_vec: np.ndarray,
                  mu: np.ndarray, grid: _Grid | None = None, flat: np.ndarray | None = None,
-                 presorted: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                 presorted: bool = False, area: np.ndarray | None = None, area_sum: np.ndarray | None = None,
+                 tangent_norm: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Stick and slip inside each pair's footprint (partial slip, Cattaneo–Mindlin on the
         thin layer). Normal force per pixel P_x = |F_n|·w_x. The layer's shear is Winkler too:
         where the surface sticks, the traction is the same for every point (the object's rigid
@@ -380,39 +419,52 @@ class DistributedContact:
         and spreads inward as |F_t| → μ|F_n|; at μ|F_n| (gross slip) every point slides.
         `weights` (P, M) on every point of `grid`, or (P, K) on the points `flat` (`support`;
         points without load change nothing); `presorted`: each row is already in order of
-        decreasing pressure (`support`'s order: no sort). Returns P and Q [N per point, the shape of
-        `weights`] and the stuck fraction of the footprint's area (P,)."""
+        decreasing pressure (`support`'s order: no sort); `area`, `area_sum`: with `presorted`, the
+        points' areas and their running sums along each row (`_footprint`'s). Returns P and Q [N
+        per point, the shape of `weights`] and the stuck fraction of the footprint's area (P,).
+        `tangent_norm`: |f_tangent_vec| (P,) when the caller has it."""
         grid = self.fine if grid is None else grid
         if flat is None:
             flat = (pad * grid.quad.area.shape[1])[:, None] + np.arange(weights.shape[1])
-        area = grid.area_flat.take(flat)
+        if area is None or not presorted:
+            area = area_sum = None
         fn = np.sqrt(_vecdot(f_normal_vec, f_normal_vec))
-        ft = np.sqrt(_vecdot(f_tangent_vec, f_tangent_vec))
+        ft = np.sqrt(_vecdot(f_tangent_vec, f_tangent_vec)) if tangent_norm is None else tangent_norm
         Pn = weights * fn[:, None]
         C = Pn * mu[:, None]                                      # slip limit per pixel [N]
         pres = C * grid.inv_area_flat.take(flat)                  # μ·p [N/m²]
         P_, M = pres.shape
+        if area is None:
+            area = grid.area_flat.take(flat)
         if presorted:
             ps, a, c = pres, area, C
         else:
             order = np.argsort(-pres, axis=1) + _row_offsets(P_, M)[:, None]
             ps, a, c = pres.take(order), area.take(order), C.take(order)
-        ca, cc = np.cumsum(a, axis=1), np.cumsum(c, axis=1)
+        ca = _accumulate(a, axis=1) if area_sum is None else area_sum
+        cc = _accumulate(c, axis=1)
         ctot = cc[:, -1]
         # Σ Q when s reaches the k-th pressure with points 0..k−1 stuck (decreasing in k).
-        at = ps * (ca - a) + (ctot[:, None] - (cc - c))
-        m = (at > ft[:, None]).sum(axis=1)
+        at = ps * (ca - a)
+        at += ctot[:, None] - (cc - c)
+        m = _reduce(at > ft[:, None], axis=1, dtype=np.intp)
         gross = (m == 0) | (ft >= (1.0 - GROSS_SLIP_TOLERANCE) * ctot)
         k = np.maximum(m - 1, 0) + _row_offsets(P_, M)
-        s_ = np.where(gross, 0.0, (ft - ctot + cc.take(k)) / np.maximum(ca.take(k), 1e-300))
-        Q = np.minimum(s_[:, None] * area, C)
+        s_ = (ft - ctot + cc.take(k)) / np.maximum(ca.take(k), 1e-300)
+        s_[gross] = 0.0
+        sA = s_[:, None] * area
+        Q = np.minimum(sA, C)
+        stuck = sA < C
         if gross.any():
             scale = np.divide(ft, ctot, out=np.zeros_like(ft), where=ctot > 0)
             Q[gross] = C[gross] * scale[gross, None]
+            stuck[gross] = False
         loaded = Pn > 0
-        stuck = loaded & (s_[:, None] * area < C) & ~gross[:, None]
-        foot = (area * loaded).sum(axis=1)
-        frac = np.divide((area * stuck).sum(axis=1), foot, out=np.ones_like(foot), where=foot > 0)
+        stuck &= loaded
+        foot = _vecdot(area, loaded)
+        held = _vecdot(area, stuck)
+        frac = held / np.where(foot > 0, foot, 1.0)
+        frac[foot <= 0] = 1.0
         return Pn, Q, frac
 
     def solve(self, data, pad, geom, f_loc, f_normal, f_normal_vec, mu, *, fine: bool = True) -> Traction:
@@ -421,10 +473,19 @@ class DistributedContact:
         normal part of each pair's force `f_loc` (the rest is friction), `mu` (P,) its friction
         coefficient. Solved on each footprint's support (`support`): every array is (P, K)."""
         grid = self.fine if fine else self.coarse
-        flat, w = self.support(data, pad, geom, f_normal, grid)
+        if self.backend == "numba":
+            flat, w = self.support(data, pad, geom, f_normal, grid)
+            area = area_sum = None
+        else:
+            flat, w, area, area_sum, _ = self._footprint(self._transforms(data, pad, geom), pad, geom, f_normal, grid)
+        return self._traction_of(pad, flat, w, area, area_sum, f_loc, f_normal_vec, mu, grid)
+
+    def _traction_of(self, pad, flat, w, area, area_sum, f_loc, f_normal_vec, mu, grid: _Grid) -> Traction:
         ft_vec = f_loc - f_normal_vec
-        Pn, Q, frac = self.traction(w, pad, f_normal_vec, ft_vec, mu, grid, flat, presorted=True)
-        t_hat = ft_vec / np.maximum(np.sqrt(_vecdot(ft_vec, ft_vec)), 1e-300)[:, None]
+        ft = np.sqrt(_vecdot(ft_vec, ft_vec))
+        Pn, Q, frac = self.traction(w, pad, f_normal_vec, ft_vec, mu, grid, flat, presorted=True,
+                                    area=area, area_sum=area_sum, tangent_norm=ft)
+        t_hat = ft_vec / np.maximum(ft, 1e-300)[:, None]
         return Traction(pad, w, Pn, Q, t_hat, f_loc, frac, grid, flat)
 
     def field(self, data, pad, geom, f_loc, f_normal, f_normal_vec=None, mu=None
@@ -445,15 +506,29 @@ class DistributedContact:
         surface normal, friction in its tangent plane, and the small remainder the curvature
         leaves (a few % of F) spread with the pressure, so each pair's field sums to its force
         exactly."""
-        n_loc = t.grid.normal_flat.take(t.flat, axis=0)                        # (P, K, 3) outward
-        t_loc = t.t_hat[:, None, :] - _vecdot(n_loc, t.t_hat[:, None, :])[:, :, None] * n_loc
-        t_loc /= np.maximum(np.sqrt(_vecdot(t_loc, t_loc)), 1e-300)[:, :, None]
-        per_pair = t.Q[:, :, None] * t_loc - t.Pn[:, :, None] * n_loc
-        per_pair += t.w[:, :, None] * (t.force - per_pair.sum(axis=1))[:, None, :]
         npx = IMAGE_SHAPE[0] * IMAGE_SHAPE[1]
         cell = t.grid.pixel_flat.take(t.flat) + (t.pad * npx)[:, None]        # (P, K) stacked pixel
         index = cell[:, :, None] * 3 + _AXES
-        return np.bincount(index.ravel(), per_pair.ravel(), 15 * npx).reshape(5, npx, 3)
+        return np.bincount(index.ravel(), self._point_forces(t).ravel(), 15 * npx).reshape(5, npx, 3)
+
+    def _point_forces(self, t: Traction) -> np.ndarray:
+        """(P, K, 3) each support point's force [N, distal frame] (`traction_field`)."""
+        n_loc = t.grid.normal_flat.take(t.flat, axis=0)                        # (P, K, 3) outward
+        t_loc = t.t_hat[:, None, :] - (n_loc @ t.t_hat[:, :, None]) * n_loc
+        t_loc /= np.maximum(np.sqrt(_vecdot(t_loc, t_loc)), 1e-300)[:, :, None]
+        t_loc *= t.Q[:, :, None]
+        t_loc -= t.Pn[:, :, None] * n_loc
+        t_loc += t.w[:, :, None] * (t.force - _reduce(t_loc, axis=1))[:, None, :]
+        return t_loc
+
+    def solution_images(self, t: Traction, pad_rotation: np.ndarray) -> np.ndarray:
+        """`images_of(traction_field(t), pad_rotation)` in one scatter: each support point's force
+        turned into the pad axes first (K points per pair instead of every pixel), binned straight
+        into the (5, 3, 48, 32) layout (no transposed copy); the same images to rounding."""
+        npx = IMAGE_SHAPE[0] * IMAGE_SHAPE[1]
+        v = self._point_forces(t) @ pad_rotation                                   # (P, K, 3) pad axes
+        index = (t.grid.pixel_flat.take(t.flat) + (t.pad * (3 * npx))[:, None])[:, :, None] + _AXES_PX
+        return np.bincount(index.ravel(), v.ravel(), 15 * npx).reshape((5, 3) + IMAGE_SHAPE)
 
     def _to_pixels(self, pad: np.ndarray, per_point: np.ndarray, grid: _Grid | None = None) -> np.ndarray:
         """(5, 48·32, 3) per-pair point forces (P, M, 3) binned into their pads' pixels."""
@@ -463,16 +538,6 @@ class DistributedContact:
         index = cell[:, :, None] * 3 + _AXES
         return np.bincount(index.ravel(), per_point.ravel(), 15 * npx).reshape(5, npx, 3)
 
-    def _per_pad(self, pad: np.ndarray, per_pair: np.ndarray) -> np.ndarray:
-        """(5, ...) per-pair arrays (P, ...) summed per pad."""
-        P = len(pad)
-        if len(np.unique(pad)) == P:
-            out = np.zeros((5,) + per_pair.shape[1:])
-            out[pad] = per_pair
-            return out
-        onehot = self._pad_onehot.take(pad, axis=0)                                # (P, 5)
-        return (onehot.T @ per_pair.reshape(P, -1)).reshape((5,) + per_pair.shape[1:])
-
     def taxel_readings(self, t: Traction) -> np.ndarray:
         """(5 · slots, 3) what each taxel reads [N, distal frame], force ON the taxel: the
         normal load Σ G·P and the friction Σ G·Q carried through the elastomer to its sensitive
@@ -481,28 +546,45 @@ class DistributedContact:
         — plus each pad's remainder against its solver force (the curvature's few %) spread with
         the normal load: each pad's taxels sum to its force exactly. Only the influence columns
         of each footprint's points are read (`Traction.flat`)."""
-        P = len(t.pad)
+        return self._pad_readings(t.pad, self._pair_readings(t), t.force, 5).reshape(-1, 3)
+
+    def _pair_readings(self, t: Traction) -> tuple[np.ndarray, np.ndarray]:
+        """Each pair's taxel readings (P, slots, 3) [N, distal frame] with its remainder spread
+        when `t`'s pads are distinct, and each pair's normal loads (P, slots) (`taxel_readings`)."""
+        P, K = t.flat.shape
         g = t.grid.GT.take(t.flat, axis=0)                                         # (P, K, slots)
-        x = np.stack([t.Pn, t.Q], axis=1)                                          # (P, 2, K)
+        x = np.empty((P, 2, K))
+        x[:, 0] = t.Pn
+        x[:, 1] = t.Q
         s = np.matmul(x, g)                                                        # (P, 2, slots)
         normals = self._slot_normals.take(t.pad, axis=0)                           # (P, slots, 3)
-        t_slot = t.t_hat[:, None, :] - _vecdot(normals, t.t_hat[:, None, :])[..., None] * normals
+        th = t.t_hat[:, None, :]
+        t_slot = th - (normals @ t.t_hat[:, :, None]) * normals                   # matmul: 4× vecdot's speed
         t_slot /= np.maximum(np.sqrt(_vecdot(t_slot, t_slot)), 1e-300)[..., None]
-        r_pair = s[:, 1, :, None] * t_slot - s[:, 0, :, None] * normals            # (P, slots, 3)
-        if len(set(t.pad.tolist())) == P:   # one pair per pad: the remainder per pair, then placed
-            sn = s[:, 0]
-            total = sn.sum(axis=1, keepdims=True)
-            share = np.divide(sn, total, out=np.zeros_like(sn), where=total > 0)
-            r_pair += share[..., None] * (t.force - r_pair.sum(axis=1))[:, None, :]
-            r = np.zeros((5, self.slots, 3))
-            r[t.pad] = r_pair
-            return r.reshape(-1, 3)
-        # several objects on one pad: summed per pad
-        r, sn, force = self._per_pad(t.pad, r_pair), self._per_pad(t.pad, s[:, 0]), self._per_pad(t.pad, t.force)
+        t_slot *= s[:, 1, :, None]
+        t_slot -= s[:, 0, :, None] * normals                                     # (P, slots, 3)
+        return t_slot, s[:, 0]
+
+    def _pad_readings(self, pad: np.ndarray, r: tuple[np.ndarray, np.ndarray], force: np.ndarray,
+                      blocks: int) -> np.ndarray:
+        """(blocks, slots, 3) pair readings `r` (`_pair_readings`) placed in the slot block of
+        each pair's `pad` (blocks distinct, or summed per block), each block's remainder against
+        its solver force spread with the normal loads."""
+        r_pair, sn = r
+        if len(set(pad.tolist())) == len(pad):
+            total = _reduce(sn, axis=1)
+            share = sn * (1.0 / np.where(total > 0, total, 1.0))[:, None]      # 0 where no load
+            r_pair += share[..., None] * (force - _reduce(r_pair, axis=1))[:, None, :]
+            out = np.zeros((blocks, self.slots, 3))
+            out[pad] = r_pair
+            return out
+        onehot = (pad[:, None] == np.arange(blocks)).astype(np.float64)          # (P, blocks)
+        out = (onehot.T @ r_pair.reshape(len(pad), -1)).reshape(blocks, self.slots, 3)
+        sn, force = onehot.T @ sn, onehot.T @ force
         total = sn.sum(axis=1)
         share = np.divide(sn, total[:, None], out=np.zeros_like(sn), where=total[:, None] > 0)
-        r += share[..., None] * (force - r.sum(axis=1))[:, None, :]
-        return r.reshape(-1, 3)
+        out += share[..., None] * (force - out.sum(axis=1))[:, None, :]
+        return out
 
     def taxel_slots(self, field: np.ndarray) -> np.ndarray:
         """(5 · slots, 3) force ON each pad's taxel slots [N] (distal frame): the field carried
@@ -529,6 +611,7 @@ class DistributedContact:
 
 
 _AXES = np.arange(3)
+_AXES_PX = _AXES * (IMAGE_SHAPE[0] * IMAGE_SHAPE[1])   # axis-major image planes
 
 
 class Traction(NamedTuple):
@@ -559,6 +642,12 @@ class _Grid(NamedTuple):
     normal_flat: np.ndarray  # (5·M, 3) normal flattened
     pixel_flat: np.ndarray   # (5·M,) quad.cell (image pixel) flattened
     first_k: int             # support size tried first (the level solve's subset, `support`)
+
+
+def __getattr__(name: str):
+    if name == "KERNEL":    # the compiled kernel (imports numba): `contact_kernel.kernel()`
+        return contact_kernel.kernel()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = ["DistributedContact", "signed_distance", "STIFFNESS", "LAYER_THICKNESS", "CONFINED_MODULUS",
