@@ -55,10 +55,10 @@ def run_script(*argv: str, timeout: float = 120) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def sim_run(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
-    """`wuji-tactile sim --scenario press --record …` (13 s simulated, ≈ 1–2 s of CPU)."""
-    path = tmp_path_factory.mktemp("sim") / "press.mcap"
-    return path, run_script("sim", "--scenario", "press", "--record", str(path), "--quiet", timeout=300)
+def sim_run(sim_press_run) -> tuple[Path, subprocess.CompletedProcess]:
+    """`wuji-tactile sim --scenario press --record … --quiet` (13 s simulated): the session's one run
+    (conftest.py), shared with the other files that read it."""
+    return sim_press_run
 
 
 @pytest.fixture(scope="module")
@@ -227,11 +227,10 @@ def test_sim_press_records_and_prints_passing_checks(sim_run, capsys):
     assert_user_error(code, err, "sim", "--joints")
 
 
-def test_hw_emulated_hand_records_the_same_layout_as_the_sim(tmp_path, sim_run, capsys):
+def test_hw_emulated_hand_records_the_same_layout_as_the_sim(hw_emulate_run, sim_run, capsys):
     from wuji_tactile_device.plot import load_recording
 
-    out_path = tmp_path / "hw.mcap"
-    result = run_script("hw", "--emulate", "--fast", "--record", str(out_path), timeout=300)
+    out_path, result = hw_emulate_run  # `wuji-tactile hw --emulate --fast --record hw.mcap`, once a session
     assert result.returncode == 0, result.stderr
     assert "published 1300 frames" in result.stderr and "Traceback" not in result.stderr
     hw, sim = load_recording(out_path), load_recording(sim_run[0])

@@ -17,17 +17,14 @@ from pathlib import Path
 
 import pytest
 
-from doc_commands import REPO, DocCommand, doc_pages, page_commands
+from doc_commands import REPO, DocCommand, doc_pages, page_commands, run_producer_cached
 
 # examples/tactile/README.md has a two-terminal pair run side by side and its outputs checked by
 # tests/test_examples.py; running it here too would only run the same simulation twice.
 RUN_ELSEWHERE = {"examples/tactile/README.md": "tests/test_examples.py"}
 TIMEOUT_S = 300.0  # per command; a hang is a failure, not a stuck CI
-# A producer command (simulation, emulator) reads no file and its output depends only on its
-# arguments; several pages show the same one (the press recording most of all). It runs once per
-# test session: a page showing it again gets the first run's files and printed output.
-CACHEABLE = ("wuji-tactile sim ", "wuji-tactile hw --emulate ")
-_PRODUCER_RUNS: dict[str, tuple[subprocess.CompletedProcess, dict[str, bytes]]] = {}
+# A producer command shown again (same arguments, none of its files present) runs once per session:
+# doc_commands.run_producer_cached.
 
 
 def _pages() -> list[str]:
@@ -60,29 +57,8 @@ def _run(command: DocCommand, cwd: Path, env: dict[str, str]) -> subprocess.Comp
     return subprocess.CompletedProcess(command.command, process.returncode, out, err)
 
 
-def _files(work: Path) -> dict[str, tuple[int, int]]:
-    return {p.relative_to(work).as_posix(): (p.stat().st_size, p.stat().st_mtime_ns)
-            for p in work.rglob("*") if p.is_file() and p.relative_to(work).parts[0] not in ("examples", "tools")}
-
-
 def _run_cached(command: DocCommand, work: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
-    key = command.command.split(" #")[0].strip()
-    if not key.startswith(CACHEABLE):
-        return _run(command, work, env)
-    if key in _PRODUCER_RUNS:
-        result, files = _PRODUCER_RUNS[key]
-        if not any((work / name).exists() for name in files):  # same starting state: same outcome
-            for name, data in files.items():
-                (work / name).parent.mkdir(parents=True, exist_ok=True)
-                (work / name).write_bytes(data)
-            return result
-    before = _files(work)
-    result = _run(command, work, env)
-    after = _files(work)
-    written = {name: (work / name).read_bytes() for name, stat in after.items() if before.get(name) != stat}
-    if result.returncode == 0 and not any(name in before for name in written):
-        _PRODUCER_RUNS[key] = (result, written)
-    return result
+    return run_producer_cached(command.command.split(" #")[0].strip(), work, lambda: _run(command, work, env))
 
 
 def run_page(page: str, tmp_path: Path) -> dict[int, subprocess.CompletedProcess]:

@@ -130,12 +130,12 @@ def _replayed(path: Path):
     return tracker.get_metadata(), np.stack(frames), topics
 
 
-def test_emulated_hardware_recording_matches_the_simulation_recording(tmp_path: Path):
-    from wuji_tactile_device.cli import main
-
-    sim_path, hw_path = tmp_path / "sim.mcap", tmp_path / "hw.mcap"
-    assert main(["sim", "--scenario", "press", "--quiet", "--record", str(sim_path)]) == 0
-    assert main(["hw", "--emulate", "--fast", "--scenario", "press", "--record", str(hw_path)]) == 0
+def test_emulated_hardware_recording_matches_the_simulation_recording(sim_press_run, hw_emulate_run):
+    # `wuji-tactile sim --scenario press --record` and `wuji-tactile hw --emulate --fast --record` (its
+    # default scenario is press): the session's one run of each (conftest.py)
+    (sim_path, sim_run), (hw_path, hw_run) = sim_press_run, hw_emulate_run
+    assert sim_run.returncode == 0, sim_run.stderr
+    assert hw_run.returncode == 0, hw_run.stderr
     sim_md, sim_frames, sim_topics = _replayed(sim_path)
     hw_md, hw_frames, hw_topics = _replayed(hw_path)
     # the contract topics are identical; the hardware file adds the device's own resultants and

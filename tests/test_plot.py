@@ -281,18 +281,11 @@ def test_colour_range_ignores_rare_outliers():
     assert colour_range(np.zeros(10)) == 1.0
 
 
-def test_pad_resultants_of_the_simulated_press_hold_at_the_target(tmp_path):
+def test_pad_resultants_of_the_simulated_press_hold_at_the_target(sim_press_run):
     """Physics cross-check against the simulation: its press scenario holds every pad at 0.5 N
     (its own check, from contact forces). Rebuilding each pad's resultant from the 176 recorded
     taxel forces and the bind rotations must give the same 0.5 N, and zero after release."""
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    path = tmp_path / "press.mcap"
-    script = Path(sys.executable).parent / "wuji-tactile"
-    result = subprocess.run([str(script), "sim", "--scenario", "press", "--record", str(path), "--quiet"],
-                            capture_output=True, text=True, timeout=300)
+    path, result = sim_press_run  # `wuji-tactile sim --scenario press --record press.mcap`, once a session
     assert result.returncode == 0, result.stderr
     rec = load_recording(path)
     magnitude = np.linalg.norm(pad_resultants(pad_layout(rec.metadata), rec.forces), axis=2)  # (T, 5)
