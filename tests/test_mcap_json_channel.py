@@ -282,3 +282,43 @@ def test_misuse_is_refused_by_name(tmp_path):
     report = inspect_file(tmp_path / "x.mcap")
     assert report.ok  # the refused calls left a sound, complete file ...
     assert report.collections == [] and not report.valid  # ... that holds no tactile collection: not valid
+
+
+# --- conforms(): the fast yes/no that inspect asks of every JSON message -------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from wuji_tactile_device.recording import json_channel  # noqa: E402
+
+_JSON_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-6, 6),
+                          st.floats(-6, 6, allow_nan=False), st.sampled_from([math.inf, -math.inf]),
+                          st.text(max_size=3))
+_JSON_VALUES = st.recursive(_JSON_SCALARS, lambda kids: st.lists(kids, max_size=6)
+                            | st.dictionaries(st.sampled_from("abc"), kids, max_size=3), max_leaves=20)
+_TYPE_NAMES = st.sampled_from(["number", "integer", "string", "boolean", "null", "array", "object"])
+_SCHEMAS = st.recursive(
+    st.fixed_dictionaries({}, optional={"type": st.one_of(_TYPE_NAMES, st.lists(_TYPE_NAMES, max_size=2)),
+                                        "minimum": st.integers(-5, 5), "maximum": st.integers(-5, 5)}),
+    lambda kids: st.fixed_dictionaries({}, optional={
+        "type": st.sampled_from(["array", "object", ["array", "object"]]), "items": kids,
+        "properties": st.dictionaries(st.sampled_from("abc"), kids, max_size=3),
+        "required": st.lists(st.sampled_from("abcd"), max_size=2),
+        "additionalProperties": st.booleans()}), max_leaves=8)
+
+
+@settings(max_examples=400, deadline=None)
+@given(value=_JSON_VALUES, schema=_SCHEMAS)
+def test_conforms_agrees_with_violations(value, schema):
+    """The fast check and the detailed one give the same verdict on every value and schema,
+    including arrays of numbers (the C path: types, bounds, infinities) and mixed arrays."""
+    assert json_channel.conforms(value, schema) == (not json_channel.violations(value, schema))
+
+
+@pytest.mark.parametrize("values, ok", [
+    ([1, 2.5, 3], True), ([-5, 5.0], True), ([-5.0, 5], True), ([1, True], False), ([0.0, math.inf], False), ([-math.inf], False),
+    ([1, 6], False), ([-6, 1], False), ([1, "2"], False), ([[1]], False), ([], True)])
+def test_conforms_on_number_arrays_with_bounds(values, ok):
+    schema = {"type": "array", "items": {"type": "number", "minimum": -5, "maximum": 5}}
+    assert json_channel.conforms(values, schema) is ok
+    assert bool(json_channel.violations(values, schema)) is (not ok)

@@ -178,7 +178,7 @@ def inspect_file(path: str | os.PathLike) -> InspectReport:
         adopted: dict[str, object] = {}  # collection -> first valid metadata
         early: dict[str, int] = {}  # collection -> data frames logged before their session's metadata
         bad_channels: set[int] = set()  # channels refused by streams_of (reported once)
-        json_schemas: dict[int, dict | None] = {}  # schema id -> parsed jsonschema (None: unusable, reported)
+        json_schemas: dict[int, tuple[dict, json_channel.Checker] | None] = {}  # (parsed, check); None: unusable, reported
         unchecked: set[str] = set()  # topics in encodings this package does not check
         budget = ReadBudget(sc.chunk_bytes, view.path)
         checked_collections: set[str] = set()  # at most MAX_COLLECTIONS
@@ -307,24 +307,26 @@ def _check(report: InspectReport, m, cid: str, stream: Stream, session: int, tax
 
 
 def _check_json(report: InspectReport, m, ch, schema, json_schemas: dict) -> None:
-    """An auxiliary JSON message: it must parse, and conform to its `jsonschema` schema if any."""
+    """An auxiliary JSON message: it must parse, and conform to its `jsonschema` schema if any.
+    `json_schemas` caches, per schema id, (parsed schema, its compiled check) or None."""
     where = f"{ch.topic} seq {m.sequence} (log time {m.log_time} ns)"
-    parsed_schema = None
+    compiled = None
     if schema is not None and schema.encoding == json_channel.SCHEMA_ENCODING:
         if schema.id not in json_schemas:
             try:
-                json_schemas[schema.id] = json_channel.decode(schema.data)
-                if not isinstance(json_schemas[schema.id], dict):
+                parsed = json_channel.decode(schema.data)
+                if not isinstance(parsed, dict):
                     raise ValueError("it is not a JSON object")
+                json_schemas[schema.id] = (parsed, json_channel.checker(parsed))
             except ValueError as exc:
                 json_schemas[schema.id] = None
                 report.problem(f"{ch.topic}: schema {schema.name!r} is not valid JSON ({exc})")
-        parsed_schema = json_schemas[schema.id]
+        compiled = json_schemas[schema.id]
     try:
         value = json_channel.decode(m.data)
     except ValueError as exc:
         report.problem(f"{where}: not valid JSON ({exc})")
         return
-    if parsed_schema is not None:
-        for v in json_channel.violations(value, parsed_schema)[:3]:
+    if compiled is not None and not compiled[1](value):
+        for v in json_channel.violations(value, compiled[0])[:3]:
             report.problem(f"{where}: {v} (schema {schema.name!r})")

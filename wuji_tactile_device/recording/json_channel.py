@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -81,6 +82,95 @@ def check_schema(schema: Any, *, topic: str) -> None:
     for kind in ([schema["type"]] if isinstance(schema.get("type"), str) else schema.get("type", [])):
         if kind not in _TYPES:
             raise RecordingError(f"topic {topic!r}: JSON schema type {kind!r} is not one of {', '.join(_TYPES)}")
+
+
+#: The Python type of each JSON Schema type name, for values parsed by `decode` (exact types).
+_PARSED_TYPES: dict[str, frozenset[type]] = {
+    "object": frozenset({dict}), "array": frozenset({list}), "string": frozenset({str}),
+    "boolean": frozenset({bool}), "null": frozenset({type(None)}), "integer": frozenset({int}),
+    "number": frozenset({int, float})}
+_NUMBERS = frozenset({int, float})
+Checker = Callable[[Any], bool]
+
+
+def conforms(value: Any, schema: Any) -> bool:
+    """`not violations(value, schema)` for a value parsed by `decode` (see `checker`)."""
+    return checker(schema)(value)
+
+
+def checker(schema: Any) -> Checker:
+    """The schema compiled once into a yes/no check equal to `not violations(value, schema)` for
+    values parsed by `decode`. `inspect`/`validate` ask it of every message (a scene message has
+    thousands of nodes) and build the detailed `violations` only for a message that fails; the
+    compiled form reads no schema keyword per node and checks arrays of plain numbers in C
+    (`set(map(type, ...))`, `min`, `max`) instead of per element."""
+    if not isinstance(schema, dict):
+        return _anything
+    kinds = schema.get("type")
+    kinds = [kinds] if isinstance(kinds, str) else kinds if isinstance(kinds, list) else []
+    kinds = [k for k in kinds if isinstance(k, str) and k in _PARSED_TYPES]
+    allowed = frozenset().union(*(_PARSED_TYPES[k] for k in kinds)) if kinds else None
+    props = schema.get("properties")
+    props = {k: checker(v) for k, v in props.items()} if isinstance(props, dict) else {}
+    required = schema.get("required")
+    required = tuple(k for k in required if isinstance(k, str)) if isinstance(required, list) else ()
+    closed = schema.get("additionalProperties") is False
+    items = schema.get("items")
+    item_check = checker(items) if isinstance(items, dict) else None
+    numeric = _numeric_items(items) if isinstance(items, dict) else None
+    low, high = schema.get("minimum"), schema.get("maximum")
+    low = low if _TYPES["number"](low) else None
+    high = high if _TYPES["number"](high) else None
+
+    def check(value: Any) -> bool:
+        kind = type(value)
+        if allowed is not None and kind not in allowed:
+            return False
+        if kind is dict:
+            for k in required:
+                if k not in value:
+                    return False
+            for k, v in value.items():
+                c = props.get(k)
+                if c is None:
+                    if closed:
+                        return False
+                elif not c(v):
+                    return False
+            return True
+        if kind is list:
+            if item_check is None or not value:
+                return True
+            if numeric is not None and set(map(type, value)) <= numeric[0]:
+                lo, hi = min(value), max(value)
+                return (-math.inf < lo and hi < math.inf and (numeric[1] is None or lo >= numeric[1])
+                        and (numeric[2] is None or hi <= numeric[2]))
+            for v in value:
+                if not item_check(v):
+                    return False
+            return True
+        if kind in _NUMBERS:
+            return not ((kind is float and not -math.inf < value < math.inf)
+                        or (low is not None and value < low) or (high is not None and value > high))
+        return True
+    return check
+
+
+def _anything(value: Any) -> bool:
+    return True
+
+
+def _numeric_items(items: dict) -> tuple[frozenset[type], Any, Any] | None:
+    """(allowed Python types, minimum or None, maximum or None) when an array's item schema is
+    only a numeric type with bounds; None for any other item schema (checked per element)."""
+    kinds = items.get("type")
+    kinds = [kinds] if isinstance(kinds, str) else kinds if isinstance(kinds, list) else []
+    if not kinds or any(k not in ("number", "integer") for k in kinds):
+        return None
+    low, high = items.get("minimum"), items.get("maximum")
+    low = low if _TYPES["number"](low) else None
+    high = high if _TYPES["number"](high) else None
+    return frozenset().union(*(_PARSED_TYPES[k] for k in kinds)), low, high
 
 
 def violations(value: Any, schema: Any, path: str = "") -> list[str]:
