@@ -132,6 +132,17 @@ def run(args: argparse.Namespace) -> int:
         return exit_code(counters, False)
     print(result.report())
     if args.record:
-        print(f"recorded {args.record} ({producer.collection_id} and the hand poses on {args.hands_name}/"
-              f"{{left,right}}_hand, {result.frames} frames, log clock {args.log_clock})")
+        print(f"recorded {args.record} ({result.frames} frames, log clock {args.log_clock}): "
+              f"{', '.join(_recorded_topics(args.record))}")
     return exit_code(counters, result.passed)
+
+
+def _recorded_topics(path: str) -> list[str]:
+    """The topics the finished file's summary lists (what was recorded, not what was meant to be)."""
+    from ..recording.scan import FileView, scan
+
+    view = FileView(path)
+    try:
+        return sorted({c.topic for c in scan(view).channels.values()})
+    finally:
+        view.close()
