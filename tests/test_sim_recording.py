@@ -70,8 +70,10 @@ def sim_file(tmp_path_factory):
                 "--profile", "isaac")
     after = time.time_ns()
     assert r.returncode == 1, r.stderr  # a partial press fails its checks on purpose
-    assert f"recorded {path} (tactile/right and the hand poses on hands/{{left,right}}_hand, {FRAMES} frames, " \
-           "log clock simulated)" in r.stdout
+    # The summary line names every topic the file holds (read back here with the mcap library).
+    topics = ", ".join(sorted(read(path)))
+    assert f"recorded {path} ({FRAMES} frames, log clock simulated): {topics}" in r.stdout
+    assert "tactile/right/pad_slip" in topics and "hands/right_hand" in topics
     return path, before, after
 
 
@@ -143,8 +145,10 @@ def test_a_simulation_is_logged_on_the_simulated_clock(sim_file):
 
 def test_log_clock_wall_keeps_the_arrival_times(tmp_path):
     path = tmp_path / "wall.mcap"
+    before = time.monotonic_ns()
     r = run_cli("sim", "--scenario", "press", "--duration", "0.5", "--quiet", "--record", str(path),
                 "--log-clock", "wall")
+    after = time.monotonic_ns()
     assert r.returncode == 1 and "log clock wall" in r.stdout, r.stderr
     topics = read(path)
     records = [decode_tactile_record(d) for _, _, d in topics[CID]]
@@ -152,7 +156,11 @@ def test_log_clock_wall_keeps_the_arrival_times(tmp_path):
     assert log == [r.timestamp.available_time_local_common_clock for r in records]
     sample = [r.timestamp.sample_time_local_common_clock for r in records]
     assert sample[-1] - sample[0] == 490_000_000
-    assert log[-1] - log[0] < 0.9 * (sample[-1] - sample[0]), "computed faster than real time, logged as it arrived"
+    # Logged as it arrived: on the machine's monotonic clock (system-wide on Linux), inside the
+    # child's lifetime, and not on the simulated 10 ms grid. (Not "faster than real time": under
+    # CPU load the simulation can run slower than real time.)
+    assert before <= log[0] <= log[-1] <= after
+    assert len(set(np.diff(log))) > 1, "log times on a fixed grid: the simulated clock, not arrival"
 
 
 def test_replay_prints_the_simulated_duration(sim_file):
