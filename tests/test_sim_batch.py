@@ -84,11 +84,28 @@ def test_one_pass_read_equals_each_scenes_own_read(pressing, first_k):
         with BatchedScenes(sim, 4, threads=1, ctrl=ctrl) as batch:
             for _ in range(30):
                 batch.step_frame()
-            got = contacts.read_many(batch.datas)
+            alone: list[int] = []
+            own_read = contacts.read
+            contacts.read = lambda d, *a, **k: alone.append(1) or own_read(d, *a, **k)  # type: ignore[method-assign]
+            try:
+                got = contacts.read_many(batch.datas)
+            finally:
+                del contacts.read
             each = np.stack([contacts.read(d).taxel_forces for d in batch.datas])
     finally:
         contacts.distributed.coarse = grid
-    assert contacts.distributed.backend == "numpy"          # the one-pass path ran
+    assert contacts.distributed.backend == "numpy"
+    # The one-pass path ran (the layer compliance's explicit pairs once sent every scene to its own
+    # read): no scene read alone unless the first support holds no footprint.
+    assert contacts.efc_first_three and sim.model.npair > 0
+    # With the whole grid as first support nothing needs re-reading; with 4 points every scene
+    # with a pair does (the opened one has none); by default only the hardest press may.
+    if first_k == 10_000:
+        assert alone == []
+    elif first_k == 4:
+        assert len(alone) == 3
+    else:
+        assert len(alone) <= 1
     np.testing.assert_array_equal(got, each)
     loads = np.abs(each).sum(axis=(1, 2))
     assert loads[1] > loads[0] > 0.1 and loads[2] < loads[0]

@@ -243,12 +243,14 @@ class ContactForceModel:
                             if contact_model == "distributed" else None)
 
     def _configure_cone(self) -> None:
-        """Elliptic cones with condim ≥ 3 on every measured pair (no explicit pairs; a pair's
-        condim is the larger geom's, or the higher-priority geom's): force = first three efc rows."""
+        """Elliptic cones with condim ≥ 3 on every measured pair (a geom pair's condim is the
+        larger geom's, or the higher-priority geom's; an explicit `<pair>`'s is its own, as the
+        layer compliance makes them): force = first three efc rows."""
         m = self.model
         self._cone = int(m.opt.cone)
-        self.efc_first_three = bool(m.opt.cone == mujoco.mjtCone.mjCONE_ELLIPTIC and m.npair == 0
-                                    and _pairs_condim_at_least_3(m, self._object_geoms, self.pad_of_geom))
+        self.efc_first_three = bool(m.opt.cone == mujoco.mjtCone.mjCONE_ELLIPTIC
+                                    and _pairs_condim_at_least_3(m, self._object_geoms, self.pad_of_geom)
+                                    and _explicit_pairs_condim_at_least_3(m, self.pad_of_geom))
 
     # -- contact selection ------------------------------------------------------------------------
     def pad_contacts(self, data: mujoco.MjData) -> tuple[PadContacts, int, np.ndarray | None]:
@@ -558,6 +560,15 @@ def _pairs_condim_at_least_3(model: mujoco.MjModel, obj: np.ndarray, pad_of_geom
             if cd < 3:
                 return False
     return True
+
+
+def _explicit_pairs_condim_at_least_3(model: mujoco.MjModel, pad_of_geom: np.ndarray) -> bool:
+    """Every explicit pair that touches a pad geom has condim ≥ 3 (True without pairs)."""
+    if model.npair == 0:
+        return True
+    pad_geom = pad_of_geom[:-1] >= 0
+    touches = pad_geom.take(model.pair_geom1) | pad_geom.take(model.pair_geom2)
+    return bool((model.pair_dim[touches] >= 3).all())
 
 
 _NO_SLIP = {"pad_slip_velocity": np.zeros((5, 3)), "pad_stuck_fraction": np.ones(5)}
