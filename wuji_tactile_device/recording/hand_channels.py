@@ -220,35 +220,18 @@ def iter_hand_records(path: str | os.PathLike, base_name: str | None = None
     Isaac records with this package's own schema) and from Isaac Teleop's own. `base_name`: only
     `<base_name>/left_hand`, `<base_name>/right_hand`. A hand topic not named `<base>/left_hand`
     or `<base>/right_hand` is refused (the side would be a guess)."""
-    from .scan import FileView, read_chunk, scan
+    from .scan import iter_messages_of
 
-    view = FileView(path)
-    try:
-        sc = scan(view)
-        schemas, channels = dict(sc.schemas), dict(sc.channels)
-        if sc.complete and not any(s.name in HAND_SCHEMA_NAMES for s in schemas.values()):
-            return  # the summary lists every schema: no hand channel, no need to read the chunks
-        for chunk in sc.chunks:
-            contents = read_chunk(view, chunk)
-            schemas.update((s.id, s) for s in contents.schemas)
-            channels.update((c.id, c) for c in contents.channels)
-            for m in contents.messages:
-                ch = channels.get(m.channel_id)
-                if ch is None:
-                    continue
-                schema = schemas.get(ch.schema_id)
-                if schema is None or not is_hand_channel(schema.name, ch.metadata):
-                    continue
-                base, _, leaf = ch.topic.rpartition("/")
-                side = leaf.removesuffix("_hand")
-                if side not in HAND_SIDES or not leaf.endswith("_hand"):
-                    raise RecordingError(f"{view.path}: hand pose topic {ch.topic!r} is not <base>/left_hand or "
-                                         "<base>/right_hand")
-                if base_name is not None and base != base_name:
-                    continue
-                yield side, ch.topic, decode_hand_message(schema.name, m.data)
-    finally:
-        view.close()
+    for schema, ch, m in iter_messages_of(path, lambda schema, ch: is_hand_channel(schema.name, ch.metadata),
+                                          schema_names=frozenset(HAND_SCHEMA_NAMES)):
+        base, _, leaf = ch.topic.rpartition("/")
+        side = leaf.removesuffix("_hand")
+        if side not in HAND_SIDES or not leaf.endswith("_hand"):
+            raise RecordingError(f"{path}: hand pose topic {ch.topic!r} is not <base>/left_hand or "
+                                 "<base>/right_hand")
+        if base_name is not None and base != base_name:
+            continue
+        yield side, ch.topic, decode_hand_message(schema.name, m.data)
 
 
 def hand_record_times(path: str | os.PathLike, base_name: str = DEFAULT_HAND_BASE_NAME, side: str | None = None

@@ -37,6 +37,7 @@ import struct
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
 import lz4.frame
@@ -649,3 +650,27 @@ def _split(data: bytes, chunk: ChunkRef, path: Path, budget: ReadBudget | None, 
         if budget is not None:
             budget.records_left -= count
     return ChunkContents(schemas, channels, messages)
+
+
+def iter_messages_of(path: str | os.PathLike, wanted: Callable[[Schema, Channel], bool], *,
+                     schema_names: frozenset[str] | None = None) -> Iterator[tuple[Schema, Channel, RawMessage]]:
+    """(schema, channel, message) of every message of `path` whose channel `wanted` accepts, in
+    file order, one chunk in memory at a time (the side channels' readers). `schema_names`: when
+    the file is complete and its summary lists none of them, no chunk is read."""
+    view = FileView(path)
+    try:
+        sc = scan(view)
+        schemas, channels = dict(sc.schemas), dict(sc.channels)
+        if schema_names is not None and sc.complete and not any(s.name in schema_names for s in schemas.values()):
+            return
+        for chunk in sc.chunks:
+            contents = read_chunk(view, chunk)
+            schemas.update((s.id, s) for s in contents.schemas)
+            channels.update((c.id, c) for c in contents.channels)
+            for m in contents.messages:
+                ch = channels.get(m.channel_id)
+                schema = schemas.get(ch.schema_id) if ch is not None else None
+                if ch is not None and schema is not None and wanted(schema, ch):
+                    yield schema, ch, m
+    finally:
+        view.close()

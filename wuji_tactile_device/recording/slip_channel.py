@@ -119,28 +119,12 @@ class PadSlipWriter:
 def iter_pad_slip(path: str | os.PathLike, collection_id: str | None = None) -> Iterator[tuple[str, PadSlipSample]]:
     """(topic, `PadSlipSample`) of every pad slip message of `path`, in file order (one chunk in
     memory at a time); `collection_id`: only that collection's channel."""
-    from .scan import FileView, read_chunk, scan
+    from .scan import iter_messages_of
 
-    view = FileView(path)
-    try:
-        sc = scan(view)
-        schemas, channels = dict(sc.schemas), dict(sc.channels)
-        for chunk in sc.chunks:
-            contents = read_chunk(view, chunk)
-            schemas.update((s.id, s) for s in contents.schemas)
-            channels.update((c.id, c) for c in contents.channels)
-            for m in contents.messages:
-                ch = channels.get(m.channel_id)
-                if ch is None:
-                    continue
-                schema = schemas.get(ch.schema_id)
-                if schema is None or schema.name != PAD_SLIP_SCHEMA_NAME:
-                    continue
-                if collection_id is not None and ch.topic != pad_slip_topic(collection_id):
-                    continue
-                yield ch.topic, decode_pad_slip(m.data, m.log_time)
-    finally:
-        view.close()
+    topic = None if collection_id is None else pad_slip_topic(collection_id)
+    for _, ch, m in iter_messages_of(path, lambda schema, ch: schema.name == PAD_SLIP_SCHEMA_NAME
+                                     and (topic is None or ch.topic == topic)):
+        yield ch.topic, decode_pad_slip(m.data, m.log_time)
 
 
 __all__ = ["PAD_SLIP_SCHEMA_NAME", "PAD_SLIP_FRAME", "pad_slip_topic", "encode_pad_slip", "decode_pad_slip",
