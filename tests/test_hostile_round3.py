@@ -89,6 +89,26 @@ def test_r12_recover_keeps_the_file_metadata_behind_a_damaged_header(tmp_path, c
     assert len(load_recording(out)["tactile/right"].forces) == 20
 
 
+def test_recover_onto_a_link_replaces_the_link_never_what_it_points_to(tmp_path, capsys):
+    """recover follows the rule of every file the package writes (safe_files): a symbolic link as
+    target is refused without --overwrite, and with it replaced itself; a link to a directory is
+    no exception (recover used to follow links and refuse it as 'a directory')."""
+    path = tmp_path / "good.mcap"
+    _peer_file(path, "none")
+    victim, folder = tmp_path / "victim.txt", tmp_path / "folder"
+    victim.write_text("keep me")
+    folder.mkdir()
+    for pointee in (victim, folder):
+        link = tmp_path / f"link_to_{pointee.name}"
+        link.symlink_to(pointee)
+        code, text, err = cli(capsys, "recover", str(path), str(link))
+        assert code == 1 and "already exists" in err and link.is_symlink(), (text, err)
+        code, text, err = cli(capsys, "recover", str(path), str(link), "--overwrite")
+        assert code == 0 and not link.is_symlink() and link.is_file(), (text, err)
+        assert len(load_recording(link)["tactile/right"].forces) == 20
+    assert victim.read_text() == "keep me" and list(folder.iterdir()) == []
+
+
 def test_r12_recover_never_says_nothing_lost_of_a_file_validate_calls_invalid(tmp_path, capsys):
     path, out = tmp_path / "nan.mcap", tmp_path / "out.mcap"
     _peer_file(path, "nan")

@@ -7,8 +7,6 @@ only ever over a regular file: a FIFO, device, directory or anything else is ref
 from __future__ import annotations
 
 import os
-import stat
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +18,7 @@ from ..contract.hand_pose import HAND_POSE_RECORD_SCHEMA_NAME, encode_hand_pose_
 from ..errors import CorruptChunkError, ReadLimitError, RecordingError, printable
 from .hand_channels import HAND_JOINTS_KEY, decode_hand_message, is_hand_channel
 from .profiles import ISAAC_HEADER_PROFILE, check_profile, isaac_hand_schema
+from .safe_files import check_target, publish, temporary_beside
 from .scan import FileView, ReadBudget, Truncation, read_chunk, read_partial_chunk, scan
 
 
@@ -83,8 +82,8 @@ def recover(source: str | os.PathLike, target: str | os.PathLike, *, overwrite: 
     """Write every message of every intact chunk of `source` into a new complete MCAP `target`
     (schemas, channels, times, sequences and file metadata preserved; a metadata record
     `wuji_tactile_device.recovery` notes the loss). The target appears only when complete
-    (written to a temporary file beside it, then renamed), and only a regular file is ever
-    replaced. Raises RecordingError if `source` is not MCAP or `target` cannot be written.
+    (written to a temporary file beside it, then renamed), and only a regular file or a
+    symbolic link (the link itself, never what it points to) is ever replaced. Raises RecordingError if `source` is not MCAP or `target` cannot be written.
     `profile="isaac"` writes the target in the isaac profile (`recording.profiles`: uncompressed,
     header profile `teleop`, the hand channels' schema replaced by Isaac Teleop's exact bytes) —
     how a zstd/lz4 recording becomes one Isaac Teleop's ReplaySession reads as its own."""
@@ -99,50 +98,34 @@ def recover(source: str | os.PathLike, target: str | os.PathLike, *, overwrite: 
                                  "recover handles chunked MCAP files (as this package writes) only")
         report = RecoveryReport(source, target, truncation=sc.truncation, source_was_complete=sc.complete,
                                 damage=list(sc.damage), damage_count=sc.damage_count)
+        partial = temporary_beside(target)
         try:
-            fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent)
-        except OSError as exc:
-            raise RecordingError(f"cannot write {target}: {exc.strerror} (in {target.parent})") from None
-        partial = Path(tmp_name)
-        try:
-            umask = os.umask(0)
-            os.umask(umask)
-            os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes it private; the target gets a new file's mode
-            with os.fdopen(fd, "wb") as out:
+            with open(partial, "wb") as out:
                 _write(view, sc, out, report, dict(sc.schemas), dict(sc.channels), profile)
-            _check_target(source, target, overwrite)  # still absent or a regular file
-            os.replace(partial, target)
         except OSError as exc:
-            raise RecordingError(f"cannot write {target}: {exc.strerror or exc}") from None
-        finally:
             partial.unlink(missing_ok=True)
+            raise RecordingError(f"cannot write {target}: {exc.strerror or exc}") from None
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            raise
+        _check_target(source, target, overwrite)  # still not the source (publish checks the rest)
+        publish(partial, target, overwrite)
         return report
     finally:
         view.close()
 
 
 def _check_target(source: Path, target: Path, overwrite: bool) -> None:
-    """Refuse a target that is the source, exists (without overwrite), or is not a regular file."""
+    """Refuse a target that is the source, then apply the package's rule for every file it writes
+    (`safe_files.check_target`: absent, a symbolic link (replaced itself), or a regular file with
+    `overwrite`)."""
     try:
         same = source.resolve() == target.resolve()
     except (OSError, RuntimeError) as exc:
         raise RecordingError(f"cannot resolve {target}: {exc}") from None
     if same:
         raise RecordingError(f"recover needs a new target file, not the source {source} itself")
-    try:
-        st = os.stat(target)
-    except FileNotFoundError:
-        if not target.parent.is_dir():
-            raise RecordingError(f"cannot write {target}: directory {target.parent} does not exist") from None
-        return
-    except OSError as exc:
-        raise RecordingError(f"cannot write {target}: {exc.strerror}") from None
-    if not stat.S_ISREG(st.st_mode):
-        kind = ("a directory" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode)
-                else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "not a regular file")
-        raise RecordingError(f"{target} is {kind}; recover writes only a new or regular file")
-    if not overwrite:
-        raise RecordingError(f"{target} already exists (pass overwrite=True / --overwrite to replace it)")
+    check_target(target, overwrite)
 
 
 def _write(view, sc, out, report: RecoveryReport, schemas: dict, channels: dict, profile: str = "default") -> None:
