@@ -241,6 +241,8 @@ class ContactForceModel:
         self._front = np.greater if self.side_sign > 0 else np.less       # palm side of the distal
         self.distributed = (DistributedContact(model, self.pads, self.distal_bodies, obj)
                             if contact_model == "distributed" else None)
+        self._native_for: DistributedContact | None = None   # the model whose compiled reader has our tables
+        self._slide = np.empty((16, 8))                        # its sliding pairs, per read
 
     def _configure_cone(self) -> None:
         """Elliptic cones with condim ≥ 3 on every measured pair (a geom pair's condim is the
@@ -317,6 +319,12 @@ class ContactForceModel:
     # -- distribution -----------------------------------------------------------------------------
     def read(self, data: mujoco.MjData, *, images: bool = False) -> TactileReading:
         """The tactile reading of the current state (call after `mj_forward`)."""
+        dm = self.distributed
+        if dm is not None and dm.native is not None:
+            if self._opt.cone != self._cone:  # the model's options were changed after construction
+                self._configure_cone()
+            if self.efc_first_three:      # else (pyramidal cones, condim < 3) the numpy path below
+                return self._read_native(data, dm, images)
         found = self._extract(data)
         if found is None or len(found[0]) == 0:
             rejected = 0 if found is None else found[5]
@@ -369,6 +377,36 @@ class ContactForceModel:
         return TactileReading(taxel, taxel_distal, res_distal, rot, self.pad_rot_common,
                               len(code), rejected, img, pad_slip_velocity=slip, pad_stuck_fraction=frac)
 
+    def _read_native(self, data: mujoco.MjData, dm: DistributedContact, images: bool) -> TactileReading:
+        """`read` under the distributed model in one compiled call (`DistributedContact.native`:
+        extraction, mask, pairs, footprints, stick/slip, taxels, resultants, stuck fractions,
+        images); the slip velocity of the sliding pairs (≤ one per pair) stays here."""
+        reader = dm.native
+        if self._native_for is not dm:        # tables of this hand for that model's reader
+            reader.configure(self._pair_code_flat, self._code_pad, np.ascontiguousarray(self._code_sign.ravel()),
+                             np.ascontiguousarray(self._code_body, dtype=np.int64),
+                             np.ascontiguousarray(self._code_slots), np.ascontiguousarray(self._slot_info),
+                             np.ascontiguousarray(self._code_slot0, dtype=np.int64), self.taxel_slot,
+                             np.ascontiguousarray(self.taxel_rot), np.ascontiguousarray(self.pad_rot_common),
+                             self.side_sign)
+            self._native_for = dm
+        if self._slide.shape[0] < data.ncon:
+            self._slide = np.empty((2 * data.ncon, 8))
+        n = self.num_taxels
+        taxel, distal = np.empty((n, 3), np.float32), np.empty((n, 3))
+        res, rot, frac = np.empty((5, 3)), np.empty((5, 3, 3)), np.empty(5)
+        img = np.empty((5, 3) + IMAGE_SHAPE) if images else None
+        con = data.contact
+        accepted, rejected, sliding = reader.read(
+            con.geom, con.efc_address, con.frame, con.pos, con.dist, con.friction, data.efc_force, data.xmat,
+            data.xpos, data.geom_xmat, data.geom_xpos, images, taxel, distal, res, rot, frac, img, self._slide)
+        slip = np.zeros((5, 3))
+        for row in self._slide[:sliding].tolist():      # the sliding pairs only
+            k = int(row[0])
+            slip[k] += self._slip_velocity(data, k, int(row[1]), np.array(row[2:5]), np.array(row[5:8]))
+        return TactileReading(taxel, distal, res, rot, self.pad_rot_common, accepted, rejected, img,
+                              pad_slip_velocity=slip, pad_stuck_fraction=frac)
+
     def read_many(self, datas: Sequence[mujoco.MjData]) -> np.ndarray:
         """(S, N, 3) float32 taxel forces [N, each taxel's axes] of many states of this model
         (e.g. a batch of scenes), each equal to `read(data).taxel_forces` bit for bit. Under the
@@ -380,6 +418,7 @@ class ContactForceModel:
         S = len(datas)
         out = np.zeros((S, self.num_taxels, 3), np.float32)
         dm = self.distributed
+        # The compiled read (backend "native") reads each state in one call: cheaper than one pass.
         if dm is None or dm.backend != "numpy" or not self.efc_first_three or self._opt.cone != self._cone:
             for s, d in enumerate(datas):
                 out[s] = self.read(d).taxel_forces
@@ -490,19 +529,25 @@ class ContactForceModel:
             frac[pad] = stuck
         else:
             np.minimum.at(frac, pad, stuck)
-        v = np.zeros(6)
         for p in np.flatnonzero((stuck <= 0) & (fn > 0)).tolist():   # the sliding pairs only (≤ 5)
             k = int(pad[p])
-            mujoco.mj_objectVelocity(self.model, data, mujoco.mjtObj.mjOBJ_GEOM, int(geom[p]), v, 0)
-            v_obj = v[3:] + np.cross(v[:3], point[p] - data.geom_xpos[geom[p]])
-            b = int(self.distal_bodies[k])
-            mujoco.mj_objectVelocity(self.model, data, mujoco.mjtObj.mjOBJ_BODY, b, v, 0)
-            v_pad = v[3:] + np.cross(v[:3], point[p] - data.xpos[b])
-            R = data.xmat[b].reshape(3, 3)
-            rel = (v_obj - v_pad) @ R                               # distal frame
-            n = fn_vec[p] / np.linalg.norm(fn_vec[p])
-            slip[k] += (rel - (rel @ n) * n) @ self.pad_rot_common
+            slip[k] += self._slip_velocity(data, k, int(geom[p]), point[p], fn_vec[p])
         return slip, frac
+
+    def _slip_velocity(self, data: mujoco.MjData, k: int, geom: int, point: np.ndarray,
+                       fn_vec: np.ndarray) -> np.ndarray:
+        """(3,) [m/s, pad frame] the object's velocity relative to pad k at `point` (world),
+        tangential to the pair's normal force vector `fn_vec` (distal frame)."""
+        v = np.zeros(6)
+        mujoco.mj_objectVelocity(self.model, data, mujoco.mjtObj.mjOBJ_GEOM, geom, v, 0)
+        v_obj = v[3:] + np.cross(v[:3], point - data.geom_xpos[geom])
+        b = int(self.distal_bodies[k])
+        mujoco.mj_objectVelocity(self.model, data, mujoco.mjtObj.mjOBJ_BODY, b, v, 0)
+        v_pad = v[3:] + np.cross(v[:3], point - data.xpos[b])
+        R = data.xmat[b].reshape(3, 3)
+        rel = (v_obj - v_pad) @ R                               # distal frame
+        n = fn_vec / np.linalg.norm(fn_vec)
+        return (rel - (rel @ n) * n) @ self.pad_rot_common
 
     def _images(self, contacts: PadContacts) -> np.ndarray:
         """(5, 3, 48, 32) pad-frame force images [N/pixel]; zero outside the valid mask.

@@ -35,6 +35,16 @@ import numpy as np
 
 from ...errors import ProducerError
 from . import contact_kernel
+
+try:        # the compiled read, built at install (pyproject.toml ext-modules; optional: needs a C compiler)
+    from . import _contact_read as _native
+except ModuleNotFoundError as e:     # not built: the numpy path reads the same forces
+    if e.name != f"{__package__}._contact_read":
+        raise
+    _native = None
+#: Whether the compiled read (`backend="native"`, the default when built) is in this install.
+NATIVE_AVAILABLE = _native is not None
+BACKENDS = ("native", "numpy", "numba")
 from .sensing import pixel_influence
 from .taxels import IMAGE_SHAPE, PadTaxels
 
@@ -183,16 +193,22 @@ class DistributedContact:
     """The distributed contact model of one hand (see the module docstring).
 
     `object_geoms`: ids of the measured object geoms; all must be of a supported primitive type.
-    `backend`: "numpy" (the default, in every install: no start-up cost, and the one path that
-    reads a batch of scenes in one pass) or "numba" (the compiled kernel, extra `fast`; the
+    `backend`: "native" (the default when the install compiled it, `NATIVE_AVAILABLE`: the
+    whole per-frame read of `ContactForceModel.read` in one compiled call, `_contact_read`; this
+    class's own methods then run their numpy code), "numpy" (the default without a compiler, and
+    the reference the tests hold "native" to) or "numba" (the compiled kernel, extra `fast`; the
     same result to rounding; imports numba when asked for)."""
 
     def __init__(self, model: mujoco.MjModel, pads: tuple[PadTaxels, ...], distal_bodies: np.ndarray,
                  object_geoms: np.ndarray, *, stiffness: float = STIFFNESS, taxel_grid_step: int = TAXEL_GRID_STEP,
                  backend: str | None = None):
-        backend = "numpy" if backend is None else backend
-        if backend not in ("numba", "numpy"):
-            raise ValueError(f"distributed contact: backend must be 'numba' or 'numpy', got {backend!r}")
+        backend = ("native" if NATIVE_AVAILABLE else "numpy") if backend is None else backend
+        if backend not in BACKENDS:
+            raise ValueError(f"distributed contact: backend must be one of {', '.join(map(repr, BACKENDS))}, "
+                             f"got {backend!r}")
+        if backend == "native" and _native is None:
+            raise ValueError("distributed contact: backend 'native' was not compiled in this install (needs a C "
+                             "compiler and the Python headers at `pip install`); backend 'numpy' gives the same forces")
         self._compiled: Any = contact_kernel.kernel() if backend == "numba" else None
         if backend == "numba" and self._compiled is None:
             raise ValueError("distributed contact: backend 'numba' needs numba (pip install 'wuji-tactile-device[fast]')")
@@ -225,6 +241,35 @@ class DistributedContact:
             self._slot_normals[k, :len(pd.positions)] = pd.normals
         self.fine = self._grid(pads, self.pixel_quad)
         self.coarse = self._grid(pads, _quadrature(pads, taxel_grid_step, to_pixels=True))
+        #: the compiled read's tables (backend "native"), checked once here
+        self.native: Any = self._native_reader() if backend == "native" else None
+
+    def _native_reader(self):
+        assert _native is not None, "only built with backend 'native'"
+        m = self.model
+        grids = []
+        for g in (self.coarse, self.fine):
+            grids += [g.quad.points_h, g.area_flat, g.inv_area_flat, g.normal_flat, g.pixel_flat, g.GT]
+        return _native.Reader(*[np.ascontiguousarray(a) for a in grids], m.geom_type, m.geom_size,
+                              np.ascontiguousarray(self.distal_bodies, dtype=np.int64),
+                              np.ascontiguousarray(self._slot_normals), self.stiffness)
+
+    def native_solve(self, data: mujoco.MjData, pad: np.ndarray, geom: np.ndarray, f_loc: np.ndarray,
+                     f_normal: np.ndarray, f_normal_vec: np.ndarray, mu: np.ndarray, *, fine: bool = True,
+                     pad_rotation: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """The compiled solution of given pairs (backend "native"; the arguments of `solve`):
+        `taxel_readings` (5 · slots, 3) [N, distal frame], each pair's stuck fraction (P,), and
+        with `pad_rotation` (3, 3) the images (5, 3, 48, 32) [N/pixel] in those axes
+        (`solution_images`; the identity gives `traction_field` in the image layout)."""
+        if self.native is None:
+            raise ValueError(f"distributed contact: native_solve needs backend 'native', this one is {self.backend!r}")
+        slots = np.empty((5 * self.slots, 3))
+        stuck = np.empty(len(pad))
+        img = None if pad_rotation is None else np.empty((5, 3) + IMAGE_SHAPE)
+        rot = np.eye(3) if pad_rotation is None else np.ascontiguousarray(pad_rotation, dtype=np.float64)
+        self.native.solve(pad, geom, f_loc, f_normal, f_normal_vec, mu, data.xmat, data.xpos, data.geom_xmat,
+                          data.geom_xpos, fine, slots, stuck, img, rot)
+        return slots, stuck, img
 
     def _grid(self, pads, quad: _Quadrature) -> _Grid:
         """The per-point tables of one quadrature whose cells are image pixels."""
@@ -650,5 +695,5 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["DistributedContact", "signed_distance", "STIFFNESS", "LAYER_THICKNESS", "CONFINED_MODULUS",
+__all__ = ["DistributedContact", "NATIVE_AVAILABLE", "BACKENDS", "signed_distance", "STIFFNESS", "LAYER_THICKNESS", "CONFINED_MODULUS",
            "TAXEL_GRID_STEP", "SUPPORTED_TYPES"]
