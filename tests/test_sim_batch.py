@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from wuji_tactile_device.producers.sim.batch import BatchedScenes
+from wuji_tactile_device.producers.sim.contact_model import NATIVE_AVAILABLE, DistributedContact
 from wuji_tactile_device.producers.sim.producer import SimProducer
 from wuji_tactile_device.producers.sim.scenarios import PressScenario, make_scenario
 
@@ -74,6 +75,9 @@ def test_one_pass_read_equals_each_scenes_own_read(pressing, first_k):
     every footprint (10 000: the whole grid), or none (4: every scene is re-read alone)."""
     sim = pressing
     contacts = sim.contacts
+    native = contacts.distributed       # the one-pass read is the numpy backend's (native: one call per scene)
+    contacts.distributed = DistributedContact(sim.model, contacts.pads, contacts.distal_bodies,
+                                              contacts._object_geoms, backend="numpy")
     grid = contacts.distributed.coarse
     if first_k is not None:
         contacts.distributed.coarse = grid._replace(first_k=first_k)
@@ -94,7 +98,8 @@ def test_one_pass_read_equals_each_scenes_own_read(pressing, first_k):
             each = np.stack([contacts.read(d).taxel_forces for d in batch.datas])
     finally:
         contacts.distributed.coarse = grid
-    assert contacts.distributed.backend == "numpy"
+        used, contacts.distributed = contacts.distributed, native
+    assert used.backend == "numpy"
     # The one-pass path ran (the layer compliance's explicit pairs once sent every scene to its own
     # read): no scene read alone unless the first support holds no footprint.
     assert contacts.efc_first_three and sim.model.npair > 0
@@ -128,3 +133,27 @@ def test_one_pass_read_of_contact_rich_states(name, frames):
     each = np.stack([contacts.read(d).taxel_forces for d in states])
     np.testing.assert_array_equal(got, each)
     assert np.abs(each).sum() > 0.1
+
+
+@pytest.mark.skipif(not NATIVE_AVAILABLE, reason="the compiled read was not built in this install")
+def test_native_batch_read_equals_the_numpy_one_pass_read(pressing):
+    """With the compiled read (the default when built) `read_many` reads each scene in one call;
+    it gives the numpy one-pass read's taxels to float32 rounding."""
+    contacts = pressing.contacts
+    assert contacts.distributed.backend == "native"
+    ctrl = np.tile(pressing.data.ctrl, (3, 1))
+    ctrl[1, pressing.actuators] += 0.3
+    ctrl[2, pressing.actuators] -= 1.0
+    with BatchedScenes(pressing, 3, threads=1, ctrl=ctrl) as batch:
+        for _ in range(30):
+            batch.step_frame()
+        got = contacts.read_many(batch.datas)
+        native = contacts.distributed
+        contacts.distributed = DistributedContact(pressing.model, contacts.pads, contacts.distal_bodies,
+                                                  contacts._object_geoms, backend="numpy")
+        try:
+            ref = contacts.read_many(batch.datas)
+        finally:
+            contacts.distributed = native
+    assert np.abs(ref).sum() > 0.1
+    np.testing.assert_allclose(got, ref, rtol=2.0 ** -22, atol=1e-12 * float(np.abs(ref).max()))

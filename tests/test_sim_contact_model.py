@@ -210,7 +210,7 @@ def test_backend_choice_is_checked():
     from wuji_tactile_device.producers.sim import contact_model as cm
     sim, _ = object_on_index_pad("sphere")
     c = sim.contacts
-    with pytest.raises(ValueError, match="backend must be 'numba' or 'numpy', got 'gpu'"):
+    with pytest.raises(ValueError, match="backend must be one of 'native', 'numpy', 'numba', got 'gpu'"):
         cm.DistributedContact(sim.model, c.pads, c.distal_bodies, c._object_geoms, backend="gpu")
 
 

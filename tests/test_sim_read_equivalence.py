@@ -2,14 +2,27 @@
 copy in tests/contact_read_v1.py), on the same MuJoCo states: scenario frames (one object per
 pad, grasps of a sphere, cylinder and box, slip, roll) and static contacts of every supported
 shape, with and without images — taxels, their distal-frame shares, images, stuck fractions and
-slip velocities to 1e-12 of the frame's largest force (float32 taxels: to their rounding)."""
+slip velocities to 1e-12 of the frame's largest force (float32 taxels: to their rounding).
+
+The compiled read (backend "native", `_contact_read`) is held to the numpy backend the same way on
+the same states, plus frames with several contacts of one pair, several objects on one pad and no
+contact; its input checks and its memory are tested here too."""
 from __future__ import annotations
 
+import os
+import resource
+
+import mujoco
 import numpy as np
 import pytest
 
-from contact_model_helpers import INDEX, object_on_index_pad
+from contact_model_helpers import INDEX, MOUNT, object_on_index_pad
 from contact_read_v1 import ContactForceModelV1, DistributedV1
+from wuji_tactile_device.hands import wuji_hand2 as wh
+from wuji_tactile_device.producers.sim.contact_forces import ContactForceModel
+from wuji_tactile_device.producers.sim.contact_model import NATIVE_AVAILABLE, DistributedContact
+from wuji_tactile_device.producers.sim.hand_sim import HandSimulation
+from wuji_tactile_device.producers.sim.model import build_hand_spec
 from wuji_tactile_device.producers.sim.producer import SimProducer
 from wuji_tactile_device.producers.sim.scenarios import make_scenario
 
@@ -32,12 +45,28 @@ def _assert_same(new, old, where):
                                err_msg=str(where))
 
 
+def _numpy_twin(model: ContactForceModel) -> ContactForceModel:
+    """The same hand and objects read by the numpy backend."""
+    twin = ContactForceModel(model.model, model.side, model._object_geoms)
+    twin.distributed = DistributedContact(model.model, twin.pads, twin.distal_bodies, twin._object_geoms,
+                                          backend="numpy")
+    return twin
+
+
+needs_native = pytest.mark.skipif(not NATIVE_AVAILABLE and os.environ.get("WUJI_REQUIRE_NATIVE") != "1",
+                                  reason="the compiled read was not built in this install (no C compiler)")
+
+
 @pytest.mark.parametrize("name", ["press", "slip", "roll", "grasp-sphere", "grasp-cylinder", "grasp-box"])
 def test_scenario_frames_read_as_before(name):
+    """The numpy backend against the frozen copy; the default backend (native when built)
+    against the numpy backend."""
     producer = SimProducer(make_scenario(name))
     model = producer.sim.contacts
-    old = ContactForceModelV1(model)
-    frame = compared = 0
+    assert model.distributed.backend == ("native" if NATIVE_AVAILABLE else "numpy")
+    twin = _numpy_twin(model)
+    old = ContactForceModelV1(twin)
+    frame = compared = crowded = 0
     while not producer.finished:
         producer.next_frame()
         frame += 1
@@ -46,10 +75,15 @@ def test_scenario_frames_read_as_before(name):
         data = producer.sim.data
         for images in (False, True):
             ref = old.read(data, images=images)
-            got = model.read(data, images=images)
-            _assert_same(got, ref, (name, frame, images))
+            numpy_read = twin.read(data, images=images)
+            _assert_same(numpy_read, ref, (name, frame, images))
+            _assert_same(model.read(data, images=images), numpy_read, (name, frame, images, model.distributed.backend))
         compared += ref.num_contacts > 0
+        pads = np.count_nonzero(np.abs(ref.pad_forces_distal).sum(axis=1) > 0)
+        crowded += ref.num_contacts > pads          # a pad with several contacts
     assert compared >= 20, compared     # frames with real contacts were compared
+    if name == "grasp-box":
+        assert crowded >= 5, crowded    # a box face: several contacts of one pair
 
 
 @pytest.mark.parametrize("kind,radius", [("sphere", 0.005), ("sphere", 0.020), ("cylinder", 0.005),
@@ -76,3 +110,179 @@ def test_static_contacts_solve_as_before(kind, radius):
                                  (dm.traction_field(t_new), ref.traction_field(t_old))):
                         assert np.abs(a - b).max() <= 1e-12 * force, where
                     assert np.abs(t_new.stuck - t_old.stuck).max() <= 1e-12, where
+
+
+@needs_native
+@pytest.mark.parametrize("kind,radius", [("sphere", 0.005), ("sphere", 0.020), ("cylinder", 0.005),
+                                         ("plate", 0.010), ("edge", 0.010)])
+def test_native_solve_equals_numpy(kind, radius):
+    """The compiled solution of given pairs against the numpy backend: taxels, image field, stuck
+    fractions; stuck to gross slip, 0.1 to 8 N, both grids, one pair and two pairs on one pad."""
+    sim, g = object_on_index_pad(kind, radius=radius)
+    c = sim.contacts
+    dm = c.distributed
+    assert dm.backend == "native"
+    ref = DistributedContact(sim.model, c.pads, c.distal_bodies, c._object_geoms, backend="numpy")
+    n_hat = np.array([0.0, -1.0, 0.0])
+    for force in (0.1, 0.5, 2.0, 8.0):
+        for ratio in (0.0, 0.3, 0.8, 0.999, 1.0):
+            for pairs in (1, 2):
+                fn = force * np.array([1.0, 0.4])[:pairs]
+                fn_vec = fn[:, None] * n_hat
+                f = fn_vec + ratio * fn[:, None] * np.array([[0.6, 0.0, 0.8], [0.0, 0.0, -1.0]])[:pairs]
+                pad, geom, mu = np.full(pairs, INDEX), np.full(pairs, g), np.ones(pairs)
+                for fine in (False, True):
+                    t = ref.solve(sim.data, pad, geom, f, fn, fn_vec, mu, fine=fine)
+                    slots, stuck, img = dm.native_solve(sim.data, pad, geom, f, fn, fn_vec, mu, fine=fine,
+                                                        pad_rotation=np.eye(3))
+                    field = img.reshape(5, 3, -1).transpose(0, 2, 1)
+                    where = (kind, radius, force, ratio, pairs, fine)
+                    assert np.abs(slots - ref.taxel_readings(t)).max() <= 1e-12 * force, where
+                    assert np.abs(field - ref.traction_field(t)).max() <= 1e-12 * force, where
+                    assert np.abs(stuck - t.stuck).max() <= 1e-12, where
+                    # conservation: each pad's taxels and image sum to its pairs' force
+                    total = f.sum(axis=0)
+                    assert np.abs(slots.reshape(5, -1, 3)[INDEX].sum(axis=0) - total).max() <= 1e-12 * force
+                    assert np.abs(field[INDEX].sum(axis=0) - total).max() <= 1e-12 * force
+
+
+def _two_objects_on_index_pad(depth: float = 0.0003) -> HandSimulation:
+    """A static hand with two object geoms (a sphere and a box) pressed `depth` [m] into the
+    index pad at two places along the finger: two pairs on one pad, each with solver force."""
+    from wuji_tactile_device.producers.sim.taxels import pad_taxels
+    g = pad_taxels("right")[INDEX].geometry
+    n = np.array([0.0, g.pad_side, 0.0])
+    T = wh.link_transforms("right")[wh.hand_kinematics("right").fingers[INDEX].pad_body]
+    spec = build_hand_spec("right")
+    body = spec.worldbody.add_body(name="obj")
+    q = np.zeros(4)
+    mujoco.mju_mat2Quat(q, np.ascontiguousarray(T[:3, :3]).ravel())
+    for name, gtype, size, z, half in (("a", mujoco.mjtGeom.mjGEOM_SPHERE, [0.004, 0, 0], -0.008, 0.004),
+                                       ("b", mujoco.mjtGeom.mjGEOM_BOX, [0.003, 0.003, 0.003], -0.017, 0.003)):
+        c = np.array([0.0, g.pad_side * g.radius, z]) + (half - depth) * n
+        body.add_geom(name=name, type=gtype, size=size, pos=list(MOUNT + T[:3, :3] @ c + T[:3, 3]), quat=list(q))
+    return HandSimulation("right", spec, ["a", "b"])
+
+
+@needs_native
+def test_native_read_of_several_objects_and_no_contact():
+    sim = _two_objects_on_index_pad()
+    model = sim.contacts
+    assert model.distributed.backend == "native"
+    twin = _numpy_twin(model)
+    mujoco.mj_forward(sim.model, sim.data)
+    for images in (False, True):
+        ref = twin.read(sim.data, images=images)
+        assert ref.num_contacts >= 2 and np.abs(ref.pad_forces_distal[INDEX]).sum() > 0.05, ref.num_contacts
+        _assert_same(model.read(sim.data, images=images), ref, ("two objects", images))
+    # no contact at all (the objects moved away), and contacts all rejected by the mask
+    sim.model.body_pos[sim.model.body("obj").id] += [0.0, 0.0, 0.05]
+    mujoco.mj_forward(sim.model, sim.data)
+    for images in (False, True):
+        got, ref = model.read(sim.data, images=images), twin.read(sim.data, images=images)
+        assert ref.num_contacts == 0 and not np.abs(got.taxel_forces_distal).any()
+        _assert_same(got, ref, ("no contact", images))
+        assert np.array_equal(got.pad_stuck_fraction, np.ones(5))
+
+
+def test_native_is_the_default_where_it_was_built():
+    """CI (`.ci/run` sets WUJI_REQUIRE_NATIVE=1) must have compiled the read: its default backend
+    is then "native"; a machine without a compiler reads with numpy (stated, not an error)."""
+    sim, _ = object_on_index_pad("sphere")
+    backend = sim.contacts.distributed.backend
+    if os.environ.get("WUJI_REQUIRE_NATIVE") == "1":
+        assert NATIVE_AVAILABLE and backend == "native", "the install did not compile _contact_read"
+    assert backend == ("native" if NATIVE_AVAILABLE else "numpy")
+    if not NATIVE_AVAILABLE:
+        with pytest.raises(ValueError, match="backend 'native' was not compiled in this install"):
+            DistributedContact(sim.model, sim.contacts.pads, sim.contacts.distal_bodies, sim.contacts._object_geoms,
+                               backend="native")
+
+
+@needs_native
+def test_native_read_refuses_wrong_arrays_precisely():
+    sim, g = object_on_index_pad("sphere")
+    mujoco.mj_forward(sim.model, sim.data)
+    dm = sim.contacts.distributed
+    d = sim.data
+    one = (np.array([INDEX]), np.array([g]), np.array([[0.0, -0.5, 0.1]]), np.array([0.5]),
+           np.array([[0.0, -0.5, 0.0]]), np.array([1.0]))
+    poses = (d.xmat, d.xpos, d.geom_xmat, d.geom_xpos)
+    slots, stuck = np.empty((5 * dm.slots, 3)), np.empty(1)
+    dm.native.solve(*one, *poses, False, slots, stuck, None, np.eye(3))       # the right arrays pass
+    cases = [
+        ((one[0].astype(np.int32),) + one[1:], poses, slots, stuck,
+         r"pad must be int64 of shape \(n,\), got format 'i'"),
+        (one[:2] + (np.zeros((1, 2)),) + one[3:], poses, slots, stuck,
+         r"f_loc must be float64 of shape \(1, 3\), got format 'd' shape \(1, 2\)"),
+        (one, (d.xmat[:, :4],) + poses[1:], slots, stuck, r"data.xmat must be float64 of shape \(n, 9\)"),
+        (one, poses[:2] + (d.geom_xmat[:-1],) + poses[3:], slots, stuck,
+         r"data.geom_xmat must be float64 of shape \(\d+, 9\), got format 'd' shape \(\d+, 9\)"),
+        (one, poses, np.empty((5 * dm.slots - 1, 3)), stuck, r"slots_out must be float64 of shape \(200, 3\)"),
+        (one, poses, slots[::2], stuck, r"slots_out must be a C-contiguous writable float64 array"),
+        (one, poses, slots, np.empty(2), r"stuck_out must be float64 of shape \(1,\)"),
+        ((np.array([7]),) + one[1:], poses, slots, stuck, r"pair 0: pad 7, geom \d+ \(pad 0..4, geom 0..\d+\)"),
+    ]
+    for args, ps, so, st, message in cases:
+        with pytest.raises(ValueError, match=message):
+            dm.native.solve(*args, *ps, False, so, st, None, np.eye(3))
+    # a contact record pointing past the constraint forces, a geom id out of range
+    sim = _two_objects_on_index_pad()
+    mujoco.mj_forward(sim.model, sim.data)
+    d = sim.data
+    poses = (d.xmat, d.xpos, d.geom_xmat, d.geom_xpos)
+    model = sim.contacts
+    model.read(d)            # configures the reader with this hand's tables
+    c = d.contact
+    base = [c.geom, c.efc_address, c.frame, c.pos, c.dist, c.friction, d.efc_force, *poses]
+    n = model.num_taxels
+    outs = [np.empty((n, 3), np.float32), np.empty((n, 3)), np.empty((5, 3)), np.empty((5, 3, 3)), np.empty(5), None,
+            np.empty((max(d.ncon, 1), 8))]
+    geom_far = np.array([[0, sim.model.ngeom]] * d.ncon, dtype=np.int32)
+    adr_far = np.full(d.ncon, d.nefc, dtype=np.int32)
+    code = model._pair_code_flat.take(c.geom @ model._pair_stride)
+    assert d.ncon >= 1 and code.any()
+    for i, (arr, message) in {0: (geom_far, r"contact 0: geom ids \(0, \d+\) outside -1..\d+"),
+                              1: (adr_far, r"efc_address \d+ \+ 3 rows beyond efc_force's \d+"),
+                              2: (np.zeros((d.ncon, 3)), r"data.contact.frame must be float64 of shape \(\d+, 9\)")
+                              }.items():
+        args = list(base)
+        args[i] = arr
+        if i == 1:
+            args[0] = c.geom
+        with pytest.raises(ValueError, match=message):
+            model.distributed.native.read(*args, False, *outs)
+    with pytest.raises(ValueError, match=r"taxel_out must be float32 of shape \(176, 3\)"):
+        model.distributed.native.read(*base, False, np.empty((n, 3)), *outs[1:])
+
+
+@needs_native
+def test_native_read_memory_stays_flat():
+    """100 000 reads (and 20 000 refused calls) leave the process's memory where it was: no
+    per-call allocation or buffer view kept."""
+    producer = SimProducer(make_scenario("press"), max_frames=400)
+    while not producer.finished:
+        producer.next_frame()
+    model, d = producer.sim.contacts, producer.sim.data
+    assert model.read(d).num_contacts >= 5
+
+    def rss_kb() -> int:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * (resource.getpagesize() // 1024)
+
+    for _ in range(2000):
+        model.read(d, images=True)
+    before = rss_kb()
+    for _ in range(100_000):
+        model.read(d)
+    bad = np.empty((3, 3), np.float32)
+    reader = model.distributed.native
+    c = d.contact
+    for _ in range(20_000):
+        try:
+            reader.read(c.geom, c.efc_address, c.frame, c.pos, c.dist, c.friction, d.efc_force, d.xmat, d.xpos,
+                        d.geom_xmat, d.geom_xpos, False, bad, bad, bad, bad, bad, None, bad)
+        except ValueError:
+            pass
+    grown = rss_kb() - before
+    assert grown < 2048, f"RSS grew by {grown} kB over 120 000 calls"
