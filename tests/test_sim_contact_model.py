@@ -82,7 +82,10 @@ def test_simulated_press_conserves_per_axis_and_matches_the_gaussian_resultants(
         r = sim.read(images=True)
         gauss = sim.contacts.__class__(sim.model, "right", sim.object_geom_ids, contact_model="gaussian")
         rg = gauss.read(sim.data)
-        np.testing.assert_array_equal(r.resultants, rg.resultants)
+        # the same solver forces: bit for bit under numpy, to rounding under the compiled read
+        # (its own summation order)
+        np.testing.assert_allclose(r.resultants, rg.resultants, rtol=0, atol=1e-15 * np.abs(rg.resultants).max())
+        assert np.abs(rg.resultants).max() > 0.1
         sl = slice(40, 74)
         np.testing.assert_allclose(r.taxel_forces_pad[sl].sum(axis=0), r.resultants[1], rtol=0, atol=1e-12)
         np.testing.assert_allclose(r.images[1].sum(axis=(1, 2)), r.resultants[1], rtol=0, atol=1e-12)

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import wuji_tactile_device.producers.sim.contact_forces as cf
+from wuji_tactile_device.producers.sim.contact_model import DistributedContact
 from wuji_tactile_device.run.simulation import run_scenario
 from wuji_tactile_device.producers.sim.scenarios import SCENARIOS, NailContactScenario, make_scenario
 
@@ -25,6 +26,8 @@ def test_nail_contact_checks_fail_without_the_mask(monkeypatch):
         def simulation(self, side, spec, object_geoms):
             sim = super().simulation(side, spec, object_geoms)
             c = sim.contacts
+            # the numpy read: its mask conditions are the Python attributes patched here
+            c.distributed = DistributedContact(sim.model, c.pads, c.distal_bodies, c._object_geoms, backend="numpy")
             c._front = lambda y, zero: np.ones(np.shape(y), dtype=bool)
             c._slot_info = c._slot_info.copy()
             c._slot_info[:, 3] = 1.0                      # nearest-taxel radius² → 1 m²

@@ -35,18 +35,18 @@ import numpy as np
 
 from ...errors import ProducerError
 from . import contact_kernel
+from .sensing import pixel_influence
+from .taxels import IMAGE_SHAPE, PadTaxels
 
 try:        # the compiled read, built at install (pyproject.toml ext-modules; optional: needs a C compiler)
     from . import _contact_read as _native
 except ModuleNotFoundError as e:     # not built: the numpy path reads the same forces
     if e.name != f"{__package__}._contact_read":
         raise
-    _native = None
+    _native = None  # type: ignore[assignment]
 #: Whether the compiled read (`backend="native"`, the default when built) is in this install.
 NATIVE_AVAILABLE = _native is not None
 BACKENDS = ("native", "numpy", "numba")
-from .sensing import pixel_influence
-from .taxels import IMAGE_SHAPE, PadTaxels
 
 #: Layer thickness [m] and confined modulus [Pa] of the pad's elastomer; K = E_c / h [N/m³].
 LAYER_THICKNESS = 0.002
