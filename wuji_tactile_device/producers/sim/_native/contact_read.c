@@ -10,11 +10,11 @@
  * stuck fractions, and with images the image scatter. The numpy path is the reference; the tests
  * hold the two to 1e-12 of the frame's largest force (tests/test_sim_read_equivalence.py).
  *
- * Differences in method, not in result: the level is found by Newton's method from the right on
- * every valid point (the numpy path sorts a subset of the lowest points and grows it when needed),
- * then solved exactly on the sorted points below it, the numpy path's formula; so no grown-support
- * fallback is needed. Points without load (zero weight) are left out of the support: they change
- * no sum.
+ * The same method as the numpy path: the level solve on the K lowest points of each footprint
+ * (quickselect instead of argpartition, K = max(16, M/8)), grown 4× while the subset does not
+ * hold the footprint; only the points at or below the first bound λ₀ = min sdf + V / A_closest
+ * are considered (no other can be active). Points without load (zero weight) are left out of
+ * the support: they change no sum.
  *
  * Module `_contact_read`, one type `Reader`:
  *   Reader(tables...)            grids and model tables of one `DistributedContact` (checked once)
@@ -444,6 +444,63 @@ static inline double sdf_of(int t, double s0, double s1, double s2, double x, do
     return NAN;
 }
 
+/* Signed distances of the n points ph (coordinate-major rows x, y, z, 1 of length M, distal
+ * frame) mapped by T (3 × 4, distal → geom) to a geom of type t: one loop per type, without
+ * branches, so the compiler vectorises it (the same arithmetic as `sdf_of`). */
+static void sdf_points(int t, double s0, double s1, double s2, const double *T, const double *ph, Py_ssize_t M,
+                       int n, double *out)
+{
+    const double *X = ph, *Y = ph + M, *Z = ph + 2 * M, *W = ph + 3 * M;
+#define LOCAL                                                                    \
+    const double px = X[m], py = Y[m], pz = Z[m], pw = W[m];                    \
+    const double x = T[0] * px + T[1] * py + T[2] * pz + T[3] * pw;             \
+    const double y = T[4] * px + T[5] * py + T[6] * pz + T[7] * pw;             \
+    const double z = T[8] * px + T[9] * py + T[10] * pz + T[11] * pw;
+    switch (t) {
+    case G_BOX:
+        for (int m = 0; m < n; m++) {
+            LOCAL
+            double qx = fabs(x) - s0, qy = fabs(y) - s1, qz = fabs(z) - s2;
+            double in = qx > qy ? qx : qy;
+            in = in > qz ? in : qz;
+            in = in < 0.0 ? in : 0.0;
+            qx = qx > 0.0 ? qx : 0.0;
+            qy = qy > 0.0 ? qy : 0.0;
+            qz = qz > 0.0 ? qz : 0.0;
+            out[m] = sqrt(qx * qx + qy * qy + qz * qz) + in;
+        }
+        return;
+    case G_SPHERE:
+        for (int m = 0; m < n; m++) {
+            LOCAL
+            out[m] = sqrt(x * x + y * y + z * z) - s0;
+        }
+        return;
+    case G_CAPSULE:
+        for (int m = 0; m < n; m++) {
+            LOCAL
+            double c = z < -s1 ? -s1 : z;
+            c = c > s1 ? s1 : c;
+            const double dz = z - c;
+            out[m] = sqrt(x * x + y * y + dz * dz) - s0;
+        }
+        return;
+    case G_PLANE:
+        for (int m = 0; m < n; m++) {
+            LOCAL
+            (void)x, (void)y;
+            out[m] = z;
+        }
+        return;
+    default:
+        for (int m = 0; m < n; m++) {
+            LOCAL
+            out[m] = sdf_of(t, s0, s1, s2, x, y, z);
+        }
+    }
+#undef LOCAL
+}
+
 /* ---------------------------------------------------------------------------------------------
  * One frame's pairs and their solution
  * ------------------------------------------------------------------------------------------- */
@@ -464,10 +521,89 @@ typedef struct {
     int i;
 } Pt;
 
-static int pt_cmp(const void *a, const void *b)
+/* Sorts a[0..n) by increasing s (quicksort, insertion sort below 16; inline comparisons: the
+ * library qsort's call per comparison costed more than the rest of the solve). */
+static void sort_points(Pt *a, int n)
 {
-    double x = ((const Pt *)a)->s, y = ((const Pt *)b)->s;
-    return (x > y) - (x < y);
+    int stack[128];
+    int top = 0;
+    int lo = 0, hi = n - 1;
+    for (;;) {
+        while (hi - lo >= 16) {
+            int mid = lo + (hi - lo) / 2;
+            double x = a[lo].s, y = a[mid].s, z = a[hi].s;
+            double piv = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
+            int i = lo, j = hi;
+            while (i <= j) {
+                while (a[i].s < piv)
+                    i++;
+                while (a[j].s > piv)
+                    j--;
+                if (i <= j) {
+                    Pt tmp = a[i];
+                    a[i] = a[j];
+                    a[j] = tmp;
+                    i++;
+                    j--;
+                }
+            }
+            /* the larger side on the stack, the smaller one next: depth ≤ log2(n) */
+            if (j - lo < hi - i) {
+                stack[top++] = i;
+                stack[top++] = hi;
+                hi = j;
+            } else {
+                stack[top++] = lo;
+                stack[top++] = j;
+                lo = i;
+            }
+        }
+        for (int i = lo + 1; i <= hi; i++) {
+            Pt v = a[i];
+            int j = i - 1;
+            while (j >= lo && a[j].s > v.s) {
+                a[j + 1] = a[j];
+                j--;
+            }
+            a[j + 1] = v;
+        }
+        if (top == 0)
+            break;
+        hi = stack[--top];
+        lo = stack[--top];
+    }
+}
+
+/* Reorders a[0..n) so that a[0..k) hold the k smallest s (Hoare quickselect). */
+static void select_lowest(Pt *a, int n, int k)
+{
+    int lo = 0, hi = n - 1;
+    const int t = k - 1;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        double x = a[lo].s, y = a[mid].s, z = a[hi].s;
+        double piv = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
+        int i = lo, j = hi;
+        while (i <= j) {
+            while (a[i].s < piv)
+                i++;
+            while (a[j].s > piv)
+                j--;
+            if (i <= j) {
+                Pt tmp = a[i];
+                a[i] = a[j];
+                a[j] = tmp;
+                i++;
+                j--;
+            }
+        }
+        if (t <= j)
+            hi = j;
+        else if (t >= i)
+            lo = i;
+        else
+            break;
+    }
 }
 
 typedef struct {
@@ -552,77 +688,72 @@ static int solve_pair(Reader *r, const Grid *g, const Poses *ps, Pair *pr, Work 
     const double *area = D(g->area) + (Py_ssize_t)k * M;
     const int n = g->nvalid[k];
     double *sdf = wk->sdf;
-    double smin = INFINITY;
-    for (int m = 0; m < n; m++) {
-        double px = ph[m], py = ph[M + m], pz = ph[2 * M + m], pw = ph[3 * M + m];
-        double x = T[0] * px + T[1] * py + T[2] * pz + T[3] * pw;
-        double y = T[4] * px + T[5] * py + T[6] * pz + T[7] * pw;
-        double z = T[8] * px + T[9] * py + T[10] * pz + T[11] * pw;
-        double v = sdf_of(t, s0, s1, s2, x, y, z);
-        sdf[m] = v;
-        if (v < smin)
-            smin = v;
-    }
+    sdf_points(t, s0, s1, s2, T, ph, M, n, sdf);
+    double mn[4] = {INFINITY, INFINITY, INFINITY, INFINITY};    /* independent chains: no latency bound */
+    int m4 = 0;
+    for (; m4 + 4 <= n; m4 += 4)
+        for (int u = 0; u < 4; u++)
+            mn[u] = sdf[m4 + u] < mn[u] ? sdf[m4 + u] : mn[u];
+    for (; m4 < n; m4++)
+        mn[0] = sdf[m4] < mn[0] ? sdf[m4] : mn[0];
+    double smin = mn[0];
+    for (int u = 1; u < 4; u++)
+        smin = mn[u] < smin ? mn[u] : smin;
     const double vol = pr->fn * r->inv_stiffness + MIN_VOLUME;
-    /* Newton from the right on Φ(λ) = Σ A·max(λ − sdf, 0) (convex, piecewise linear): λ₀ = min
-     * sdf + V / A_closest ≥ the root; then the exact root on the sorted points below it. */
-    int K = 0;
+    /* λ₀ = min sdf + V / A_closest ≥ the root (Φ(λ) = Σ A·max(λ − sdf, 0) is increasing): only
+     * the points at or below λ₀ can be active. Of those, the K lowest (quickselect, K = max(16,
+     * M/8) as the numpy path's first subset) sorted, and the exact level on them (`_level_sorted`:
+     * cumulative sums, first segment that holds the volume); accepted when the subset's highest
+     * point is not below λ, else K grows 4× (the numpy path's grown support). */
+    int nc = 0;
     if (n > 0 && isfinite(smin)) {
         double amin = 0.0;
         for (int m = 0; m < n; m++)
             if (sdf[m] == smin && area[m] > amin)
                 amin = area[m];
-        double lam = smin + vol / amin;
-        for (int it = 0; it < 200; it++) {
-            double phi = 0.0, dphi = 0.0;
-            for (int m = 0; m < n; m++) {
-                double d = lam - sdf[m];
-                if (d > 0.0) {
-                    phi += area[m] * d;
-                    dphi += area[m];
-                }
-            }
-            double step = (phi - vol) / dphi;
-            if (!(step > 1e-15 * (lam - smin)))
-                break;
-            lam -= step;
-        }
-        /* every point at or below λ (with a margin: extra points are harmless, the exact solve
-         * below stops before them) */
-        double bound = lam + 1e-9 * (lam - smin) + 1e-300;
+        const double lam0 = smin + vol / amin;
         for (int m = 0; m < n; m++)
-            if (sdf[m] <= bound) {
-                wk->pts[K].s = sdf[m];
-                wk->pts[K].i = m;
-                K++;
+            if (sdf[m] <= lam0) {
+                wk->pts[nc].s = sdf[m];
+                wk->pts[nc].i = m;
+                nc++;
             }
     }
-    if (K == 0) {
+    if (nc == 0) {
         PyErr_Format(PyExc_ValueError, "native contact read: pad %d, geom %d: no finite signed distance on the "
                      "pad's grid", k, geom);
         return 0;
     }
-    qsort(wk->pts, (size_t)K, sizeof(Pt), pt_cmp);
-    /* `_level_sorted`: cumulative sums, first segment that holds the volume */
     double *a = wk->a, *ca = wk->ca, *w = wk->w;
-    double c_a = 0.0, c_as = 0.0;
-    int mcount = 0;
-    double ca_prev = 0.0, cas_prev = 0.0;
-    for (int j = 0; j < K; j++) {
-        double aj = area[wk->pts[j].i], sj = wk->pts[j].s;
-        a[j] = aj;
-        if (j > 0) {
-            double at_next = sj * ca_prev - cas_prev;
-            mcount += at_next < vol;
+    int K = (int)(M / 8 > 16 ? M / 8 : 16);
+    double lam;
+    for (;;) {
+        if (K > nc)
+            K = nc;
+        if (K < nc)
+            select_lowest(wk->pts, nc, K);
+        sort_points(wk->pts, K);
+        double c_a = 0.0, c_as = 0.0, ca_prev = 0.0, cas_prev = 0.0;
+        int mcount = 0;
+        for (int j = 0; j < K; j++) {
+            double aj = area[wk->pts[j].i], sj = wk->pts[j].s;
+            a[j] = aj;
+            if (j > 0)
+                mcount += sj * ca_prev - cas_prev < vol;
+            c_a += aj;
+            c_as += aj * sj;
+            ca[j] = c_a;
+            ca_prev = c_a;
+            cas_prev = c_as;
+            w[j] = c_as;    /* cumulative Σ a·s, for the level */
         }
-        c_a += aj;
-        c_as += aj * sj;
-        ca[j] = c_a;
-        ca_prev = c_a;
-        cas_prev = c_as;
-        w[j] = c_as;    /* cumulative Σ a·s, kept for the level below */
+        lam = (vol + w[mcount]) / ca[mcount];
+        if (K == nc || wk->pts[K - 1].s >= lam)
+            break;
+        K *= 4;
     }
-    const double lam = (vol + w[mcount]) / ca[mcount];
+    while (K > 1 && !(lam - wk->pts[K - 1].s > 0.0))
+        K--;            /* points without load change no sum */
     double wsum = 0.0;
     for (int j = 0; j < K; j++) {
         double d = lam - wk->pts[j].s;
