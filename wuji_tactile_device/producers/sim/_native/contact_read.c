@@ -447,10 +447,12 @@ static inline double sdf_of(int t, double s0, double s1, double s2, double x, do
 /* Signed distances of the n points ph (coordinate-major rows x, y, z, 1 of length M, distal
  * frame) mapped by T (3 × 4, distal → geom) to a geom of type t: one loop per type, without
  * branches, so the compiler vectorises it (the same arithmetic as `sdf_of`). */
-static void sdf_points(int t, double s0, double s1, double s2, const double *T, const double *ph, Py_ssize_t M,
-                       int n, double *out)
+static void sdf_points(int t, double s0, double s1, double s2, const double *restrict Tp,
+                       const double *restrict ph, Py_ssize_t M, int n, double *restrict out)
 {
-    const double *X = ph, *Y = ph + M, *Z = ph + 2 * M, *W = ph + 3 * M;
+    const double *restrict X = ph, *restrict Y = ph + M, *restrict Z = ph + 2 * M, *restrict W = ph + 3 * M;
+    double T[12];
+    memcpy(T, Tp, sizeof T);
 #define LOCAL                                                                    \
     const double px = X[m], py = Y[m], pz = Z[m], pw = W[m];                    \
     const double x = T[0] * px + T[1] * py + T[2] * pz + T[3] * pw;             \
@@ -499,6 +501,39 @@ static void sdf_points(int t, double s0, double s1, double s2, const double *T, 
         }
     }
 #undef LOCAL
+}
+
+/* An upper bound on the level λ (Σ A·max(λ − sdf, 0) = V) of n points, tighter than λ₀ = smin +
+ * V / A_closest: the points with sdf below smin + h carry V once λ ≥ smin + h + V / A(h), A(h)
+ * their area; h scanned on 64 buckets of [smin, bound), three times on the shrinking range. Every
+ * point above the bound is inactive; the margins only add candidates (harmless). */
+static double level_bound(const double *sdf, const double *area, int n, double smin, double vol, double amin)
+{
+    double bound = smin + vol / amin;
+    for (int pass = 0; pass < 3; pass++) {
+        const double H = bound - smin;
+        if (!(H > 0.0) || !isfinite(H))
+            break;
+        double A[64] = {0.0};
+        const double scale = 64.0 / H;
+        for (int m = 0; m < n; m++) {
+            const double d = (sdf[m] - smin) * scale;
+            if (d < 64.0)
+                A[(int)d] += area[m];
+        }
+        double acc = 0.0, best = bound;
+        for (int b = 0; b < 64; b++) {
+            acc += A[b];
+            if (acc > 0.0) {
+                const double c = smin + ((b + 1) * (H / 64.0) + vol / acc) * (1.0 + 1e-9);
+                best = c < best ? c : best;
+            }
+        }
+        if (!(best < bound))
+            break;
+        bound = best;
+    }
+    return bound + 1e-300;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -711,7 +746,7 @@ static int solve_pair(Reader *r, const Grid *g, const Poses *ps, Pair *pr, Work 
         for (int m = 0; m < n; m++)
             if (sdf[m] == smin && area[m] > amin)
                 amin = area[m];
-        const double lam0 = smin + vol / amin;
+        const double lam0 = level_bound(sdf, area, n, smin, vol, amin);
         for (int m = 0; m < n; m++)
             if (sdf[m] <= lam0) {
                 wk->pts[nc].s = sdf[m];
