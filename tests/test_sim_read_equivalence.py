@@ -286,3 +286,18 @@ def test_native_read_memory_stays_flat():
             pass
     grown = rss_kb() - before
     assert grown < 2048, f"RSS grew by {grown} kB over 120 000 calls"
+
+
+def test_a_stale_build_is_refused_loudly():
+    """An extension of another calling convention (left by an older install) is not used with
+    wrong arguments: importing the contact model names the file and says how to rebuild."""
+    import subprocess
+    import sys
+    code = ("import sys, types; name = 'wuji_tactile_device.producers.sim._contact_read'; "
+            "m = types.ModuleType(name); m.ABI = 0; m.__file__ = 'old.so'; sys.modules[name] = m; "
+            "import wuji_tactile_device.producers.sim.contact_model")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert r.returncode == 1
+    assert ("old.so: a stale build of the compiled contact read (ABI 0, this package needs 1): rebuild it with "
+            "`pip install -e .`") in r.stderr

@@ -1,6 +1,8 @@
 # Type stub of the compiled contact read (_native/contact_read.c; built at install, optional).
 from typing import Any
 
+ABI: int
+
 class Reader:
     def __init__(self, *tables: Any) -> None: ...
     def configure(self, *tables: Any) -> None: ...

@@ -44,6 +44,11 @@ except ModuleNotFoundError as e:     # not built: the numpy path reads the same 
     if e.name != f"{__package__}._contact_read":
         raise
     _native = None  # type: ignore[assignment]
+#: The compiled read's calling convention this module speaks (`CONTACT_READ_ABI` in contact_read.c).
+NATIVE_ABI = 1
+if _native is not None and getattr(_native, "ABI", None) != NATIVE_ABI:
+    raise ImportError(f"{_native.__file__}: a stale build of the compiled contact read (ABI "
+                      f"{getattr(_native, 'ABI', None)}, this package needs {NATIVE_ABI}): rebuild it with `pip install -e .`")
 #: Whether the compiled read (`backend="native"`, the default when built) is in this install.
 NATIVE_AVAILABLE = _native is not None
 BACKENDS = ("native", "numpy", "numba")

@@ -34,6 +34,10 @@
 #error "contact_read.c reads '<' buffer formats as native: little-endian hosts only"
 #endif
 
+/* The calling convention's version: `contact_model.py` refuses a build of another one (a stale
+ * extension left by an older `pip install -e .`). Raise it with every change of an entry point's
+ * arguments or outputs. */
+#define CONTACT_READ_ABI 1
 #define NPAD 5
 #define MAX_SLOTS 64
 #define NCODE 11
@@ -1305,6 +1309,10 @@ PyMODINIT_FUNC PyInit__contact_read(void)
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
         return NULL;
+    if (PyModule_AddIntConstant(m, "ABI", CONTACT_READ_ABI) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
     Py_INCREF(&ReaderType);
     if (PyModule_AddObject(m, "Reader", (PyObject *)&ReaderType) < 0) {
         Py_DECREF(&ReaderType);
