@@ -241,7 +241,6 @@ class ContactForceModel:
         self._front = np.greater if self.side_sign > 0 else np.less       # palm side of the distal
         self.distributed = (DistributedContact(model, self.pads, self.distal_bodies, obj)
                             if contact_model == "distributed" else None)
-        self._native_for: DistributedContact | None = None   # the model whose compiled reader has our tables
         self._slide = np.empty((16, 8))                        # its sliding pairs, per read
 
     def _configure_cone(self) -> None:
@@ -382,14 +381,14 @@ class ContactForceModel:
         extraction, mask, pairs, footprints, stick/slip, taxels, resultants, stuck fractions,
         images); the slip velocity of the sliding pairs (≤ one per pair) stays here."""
         reader = dm.native
-        if self._native_for is not dm:        # tables of this hand for that model's reader
+        if dm.native_owner is not self:       # the reader holds another hand's tables (or none)
             reader.configure(self._pair_code_flat, self._code_pad, np.ascontiguousarray(self._code_sign.ravel()),
                              np.ascontiguousarray(self._code_body, dtype=np.int64),
                              np.ascontiguousarray(self._code_slots), np.ascontiguousarray(self._slot_info),
                              np.ascontiguousarray(self._code_slot0, dtype=np.int64), self.taxel_slot,
                              np.ascontiguousarray(self.taxel_rot), np.ascontiguousarray(self.pad_rot_common),
                              self.side_sign)
-            self._native_for = dm
+            dm.native_owner = self
         if self._slide.shape[0] < data.ncon:
             self._slide = np.empty((2 * data.ncon, 8))
         n = self.num_taxels

@@ -248,6 +248,8 @@ class DistributedContact:
         self.coarse = self._grid(pads, _quadrature(pads, taxel_grid_step, to_pixels=True))
         #: the compiled read's tables (backend "native"), checked once here
         self.native: Any = self._native_reader() if backend == "native" else None
+        #: the `ContactForceModel` whose extraction tables `native` holds (set by its first read)
+        self.native_owner: Any = None
 
     def _native_reader(self):
         assert _native is not None, "only built with backend 'native'"
