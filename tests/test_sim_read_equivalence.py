@@ -112,13 +112,48 @@ def test_static_contacts_solve_as_before(kind, radius):
                     assert np.abs(t_new.stuck - t_old.stuck).max() <= 1e-12, where
 
 
+def _shape_on_index_pad(kind: str):
+    """A static hand with a capsule, an ellipsoid or a plane touching the index pad at the contact
+    point of `object_on_index_pad` (the shapes that helper does not make), and its geom id."""
+    from wuji_tactile_device.producers.sim.taxels import pad_taxels
+    g = pad_taxels("right")[INDEX].geometry
+    n = np.array([0.0, g.pad_side, 0.0])
+    c = np.array([0.0, g.pad_side * g.radius, -0.012])
+    across = np.array([1.0, 0.0, 0.0])
+    if kind == "plane":          # local z (the plane's outward normal) toward the pad
+        z = -n
+        R = np.stack([across, np.cross(z, across), z], axis=1)
+        gtype, size, centre = mujoco.mjtGeom.mjGEOM_PLANE, [0.02, 0.02, 0.001], c
+    else:                        # local y along the pad normal, local z across the finger
+        R = np.stack([np.cross(n, across), n, across], axis=1)
+        if kind == "capsule":
+            gtype, size = mujoco.mjtGeom.mjGEOM_CAPSULE, [0.004, 0.007, 0.0]
+            centre = c + size[0] * n
+        else:
+            gtype, size = mujoco.mjtGeom.mjGEOM_ELLIPSOID, [0.004, 0.007, 0.003]
+            centre = c + size[1] * n
+    T = wh.link_transforms("right")[wh.hand_kinematics("right").fingers[INDEX].pad_body]
+    q = np.zeros(4)
+    mujoco.mju_mat2Quat(q, np.ascontiguousarray(T[:3, :3] @ R).ravel())
+    spec = build_hand_spec("right")
+    spec.worldbody.add_body(name="obj").add_geom(name="obj_geom", type=gtype, size=size,
+                                                 pos=list(MOUNT + T[:3, :3] @ centre + T[:3, 3]), quat=list(q))
+    sim = HandSimulation("right", spec, ["obj_geom"])
+    return sim, sim.model.geom("obj_geom").id
+
+
 @needs_native
 @pytest.mark.parametrize("kind,radius", [("sphere", 0.005), ("sphere", 0.020), ("cylinder", 0.005),
-                                         ("plate", 0.010), ("edge", 0.010)])
+                                         ("plate", 0.010), ("edge", 0.010), ("capsule", 0), ("ellipsoid", 0),
+                                         ("plane", 0)])
 def test_native_solve_equals_numpy(kind, radius):
-    """The compiled solution of given pairs against the numpy backend: taxels, image field, stuck
-    fractions; stuck to gross slip, 0.1 to 8 N, both grids, one pair and two pairs on one pad."""
-    sim, g = object_on_index_pad(kind, radius=radius)
+    """The compiled solution of given pairs against the numpy backend, every supported shape:
+    taxels, image field, stuck fractions; stuck to gross slip, 0.1 to 8 N, both grids, one pair
+    and two pairs on one pad."""
+    sim, g = (_shape_on_index_pad(kind) if kind in ("capsule", "ellipsoid", "plane")
+              else object_on_index_pad(kind, radius=radius))
+    assert mujoco.mjtGeom(int(sim.model.geom_type[g])).name.lower().endswith(
+        {"plate": "box", "edge": "box"}.get(kind, kind))
     c = sim.contacts
     dm = c.distributed
     assert dm.backend == "native"
@@ -293,11 +328,33 @@ def test_a_stale_build_is_refused_loudly():
     wrong arguments: importing the contact model names the file and says how to rebuild."""
     import subprocess
     import sys
-    code = ("import sys, types; name = 'wuji_tactile_device.producers.sim._contact_read'; "
-            "m = types.ModuleType(name); m.ABI = 0; m.__file__ = 'old.so'; sys.modules[name] = m; "
+    code = ("import importlib.machinery, sys, types; name = 'wuji_tactile_device.producers.sim._contact_read'; "
+            "m = types.ModuleType(name); m.ABI = 0; m.__file__ = 'old.so'; "
+            "m.__spec__ = importlib.machinery.ModuleSpec(name, None); sys.modules[name] = m; "
             "import wuji_tactile_device.producers.sim.contact_model")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert r.returncode == 1
     assert ("old.so: a stale build of the compiled contact read (ABI 0, this package needs 1): rebuild it with "
             "`pip install -e .`") in r.stderr
+
+
+def test_an_install_without_the_extension_reads_with_numpy():
+    """Regression: without the built module the package must still import (it raised ImportError:
+    a `from . import` of a missing submodule is not a ModuleNotFoundError) and read with numpy."""
+    import subprocess
+    import sys
+    code = ("import importlib.util, sys; find = importlib.util.find_spec; "
+            "name = 'wuji_tactile_device.producers.sim._contact_read'; "
+            "importlib.util.find_spec = lambda n, *a: None if n == name else find(n, *a); "
+            "from wuji_tactile_device.producers.sim import contact_model as cm; "
+            "from wuji_tactile_device.producers.sim.producer import SimProducer; "
+            "from wuji_tactile_device.producers.sim.scenarios import make_scenario; "
+            "p = SimProducer(make_scenario('press'), max_frames=400); "
+            "[p.next_frame() for _ in range(400)]; r = p.sim.read(); "
+            "print(cm.NATIVE_AVAILABLE, p.sim.contacts.distributed.backend, r.num_contacts, name in sys.modules)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert r.returncode == 0, r.stderr
+    available, backend, contacts, loaded = r.stdout.split()
+    assert (available, backend, loaded) == ("False", "numpy", "False") and int(contacts) >= 1

@@ -27,6 +27,7 @@ A_c = 2π√(R₁R₂)·δ and F_n = K·π√(R₁R₂)·δ², i.e. A_c = 2·√
 """
 from __future__ import annotations
 
+import importlib.util
 from functools import lru_cache
 from typing import Any, NamedTuple
 
@@ -38,11 +39,11 @@ from . import contact_kernel
 from .sensing import pixel_influence
 from .taxels import IMAGE_SHAPE, PadTaxels
 
-try:        # the compiled read, built at install (pyproject.toml ext-modules; optional: needs a C compiler)
+# The compiled read, built at install (pyproject.toml ext-modules; optional: needs a C compiler).
+# Not built: the numpy path reads the same forces. Built but not loadable: the import error shows.
+if importlib.util.find_spec(f"{__package__}._contact_read") is not None:
     from . import _contact_read as _native
-except ModuleNotFoundError as e:     # not built: the numpy path reads the same forces
-    if e.name != f"{__package__}._contact_read":
-        raise
+else:
     _native = None  # type: ignore[assignment]
 #: The compiled read's calling convention this module speaks (`CONTACT_READ_ABI` in contact_read.c).
 NATIVE_ABI = 1
