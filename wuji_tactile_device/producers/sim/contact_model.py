@@ -39,7 +39,7 @@ from . import contact_kernel
 from .sensing import pixel_influence
 from .taxels import IMAGE_SHAPE, PadTaxels
 
-# The compiled read, built at install (pyproject.toml ext-modules; optional: needs a C compiler).
+# The compiled read, built at install (setup.py; optional: needs a C compiler).
 # Not built: the numpy path reads the same forces. Built but not loadable: the import error shows.
 if importlib.util.find_spec(f"{__package__}._contact_read") is not None:
     from . import _contact_read as _native
