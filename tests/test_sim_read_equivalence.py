@@ -289,6 +289,31 @@ def test_native_read_refuses_wrong_arrays_precisely():
             model.distributed.native.read(*args, False, *outs)
     with pytest.raises(ValueError, match=r"taxel_out must be float32 of shape \(176, 3\)"):
         model.distributed.native.read(*base, False, np.empty((n, 3)), *outs[1:])
+    # the constant tables: checked once when the reader is made; a failed (re)initialisation
+    # leaves a reader that refuses to read instead of reading freed tables
+    from wuji_tactile_device.producers.sim import _contact_read
+    fresh = _contact_read.Reader.__new__(_contact_read.Reader)
+    with pytest.raises(ValueError, match=r"the Reader's tables were not set \(__init__ failed\)"):
+        fresh.read(*base, False, *outs)
+    reader = model.distributed._native_reader()
+    with pytest.raises(ValueError, match=r"read\(\) before configure\(\)"):
+        reader.read(*base, False, *outs)
+    dm = model.distributed
+    g = dm.coarse
+    tables = [g.quad.points_h, g.area_flat, g.inv_area_flat, g.normal_flat, g.pixel_flat, g.GT,
+              dm.fine.quad.points_h, dm.fine.area_flat, dm.fine.inv_area_flat, dm.fine.normal_flat,
+              dm.fine.pixel_flat, dm.fine.GT, sim.model.geom_type, sim.model.geom_size,
+              np.asarray(dm.distal_bodies, np.int64), dm._slot_normals, dm.stiffness]
+    bad_pixels = g.pixel_flat.copy()
+    bad_pixels[3] = 48 * 32
+    with pytest.raises(ValueError, match=r"coarse pixel\[3\] = 1536 outside 0..1535"):
+        reader.__init__(*tables[:4], bad_pixels, *tables[5:])
+    with pytest.raises(ValueError, match=r"the Reader's tables were not set"):
+        reader.read(*base, False, *outs)
+    with pytest.raises(ValueError, match=r"stiffness must be > 0 N/m\^3, got -1"):
+        _contact_read.Reader(*tables[:-1], -1.0)
+    with pytest.raises(ValueError, match=r"fine GT must be float64 of shape \(\d+, 40\)"):
+        _contact_read.Reader(*tables[:11], dm.fine.GT[:, :39].copy(), *tables[12:])
 
 
 @needs_native

@@ -27,6 +27,8 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -131,6 +133,17 @@ static int get_view(PyObject *o, Py_buffer *b, const char *name, char kind, int 
     return 1;
 }
 
+/* ValueError with a printf message (PyErr_Format has no %g). */
+static void value_error(const char *fmt, ...)
+{
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    PyErr_SetString(PyExc_ValueError, msg);
+}
+
 static void release(Py_buffer *b)
 {
     if (b->obj != NULL)
@@ -165,6 +178,7 @@ typedef struct {
     Py_buffer slot_normals;    /* (5, S, 3) */
     Py_ssize_t G, S, max_body;
     double inv_stiffness;
+    int ready;                 /* __init__ completed (its tables are held) */
     /* extraction (configure) */
     int configured;
     Py_buffer pair_code;       /* ((G+1)·(G+1),) int64 */
@@ -254,8 +268,8 @@ static int grid_init(Grid *g, PyObject *const *o, const char *which, Py_ssize_t 
             n++;
         for (Py_ssize_t m = n; m < M; m++)
             if (area[k * M + m] != 0.0) {
-                PyErr_Format(PyExc_ValueError, "native contact read: %s area of pad %d: padding (area 0) must "
-                             "trail the valid points, point %zd has area %g", which, k, m, area[k * M + m]);
+                value_error("native contact read: %s area of pad %d: padding (area 0) must trail the valid "
+                            "points, point %zd has area %g", which, k, m, area[k * M + m]);
                 return 0;
             }
         g->nvalid[k] = (int)n;
@@ -281,8 +295,17 @@ static int Reader_init(Reader *r, PyObject *args, PyObject *kw)
     if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOOOOd:Reader", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7],
                           &o[8], &o[9], &o[10], &o[11], &gt, &gs, &db, &sn, &stiffness))
         return -1;
+    /* a second __init__ replaces every table */
+    r->ready = 0;
+    grid_release(&r->grid[0]);
+    grid_release(&r->grid[1]);
+    release(&r->geom_type);
+    release(&r->geom_size);
+    release(&r->distal_bodies);
+    release(&r->slot_normals);
+    reader_release_extraction(r);
     if (!(stiffness > 0)) {
-        PyErr_Format(PyExc_ValueError, "native contact read: stiffness must be > 0 N/m³, got %g", stiffness);
+        value_error("native contact read: stiffness must be > 0 N/m^3, got %g", stiffness);
         return -1;
     }
     Py_ssize_t any1[1] = {-1};
@@ -315,6 +338,7 @@ static int Reader_init(Reader *r, PyObject *args, PyObject *kw)
         return -1;
     r->inv_stiffness = 1.0 / stiffness;
     r->configured = 0;
+    r->ready = 1;
     return 0;
 }
 
@@ -324,6 +348,10 @@ static PyObject *Reader_configure(Reader *r, PyObject *args)
 {
     PyObject *o[10];
     double side;
+    if (!r->ready) {
+        PyErr_SetString(PyExc_ValueError, "native contact read: the Reader's tables were not set (__init__ failed)");
+        return NULL;
+    }
     if (!PyArg_ParseTuple(args, "OOOOOOOOOOd:configure", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7],
                           &o[8], &o[9], &side))
         return NULL;
@@ -356,7 +384,7 @@ static PyObject *Reader_configure(Reader *r, PyObject *args)
             continue;
         if (pad < 0 || pad >= NPAD || body < 0 || s0 != pad * S) {
             PyErr_Format(PyExc_ValueError, "native contact read: code %d maps to pad %lld, body %lld, first slot %lld "
-                         "(pad must be 0..4, body ≥ 0, first slot = pad · %zd)", c, pad, body, s0, S);
+                         "(pad must be 0..4, body >= 0, first slot = pad * %zd)", c, pad, body, s0, S);
             goto fail;
         }
         if (body > r->max_body)
@@ -1000,6 +1028,10 @@ static PyObject *Reader_solve(Reader *r, PyObject *args)
 {
     PyObject *o[6], *xm, *xp, *gm, *gp, *so, *sto, *imo, *roto;
     int fine;
+    if (!r->ready) {
+        PyErr_SetString(PyExc_ValueError, "native contact read: the Reader's tables were not set (__init__ failed)");
+        return NULL;
+    }
     if (!PyArg_ParseTuple(args, "OOOOOOOOOOpOOOO:solve", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &xm, &xp, &gm, &gp,
                           &fine, &so, &sto, &imo, &roto))
         return NULL;
@@ -1077,8 +1109,9 @@ static PyObject *Reader_read(Reader *r, PyObject *args)
 {
     PyObject *o[7], *xm, *xp, *gm, *gp, *to, *tdo, *reso, *roto, *fro, *imo, *slo;
     int fine;
-    if (!r->configured) {
-        PyErr_SetString(PyExc_ValueError, "native contact read: read() before configure()");
+    if (!r->ready || !r->configured) {
+        PyErr_SetString(PyExc_ValueError, r->ready ? "native contact read: read() before configure()"
+                                                   : "native contact read: the Reader's tables were not set (__init__ failed)");
         return NULL;
     }
     if (!PyArg_ParseTuple(args, "OOOOOOOOOOOpOOOOOOO:read", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &xm, &xp,
