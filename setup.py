@@ -11,6 +11,6 @@ from setuptools import Extension, setup
 setup(ext_modules=[Extension(
     "wuji_tactile_device.producers.sim._contact_read",
     sources=["wuji_tactile_device/producers/sim/_native/contact_read.c"],
-    extra_compile_args=["-O3", "-std=c99", "-fno-math-errno", "-fno-trapping-math"],
+    extra_compile_args=["-O3", "-fno-math-errno", "-fno-trapping-math"],
     optional=True,
 )])
