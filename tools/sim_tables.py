@@ -67,6 +67,45 @@ def penetration_table() -> None:
             pen0, fn0, _, _, _ = ch.pressed_object(kind, 0.1, force, layer_compliance=False)
             p0 = f"{pen0 * 1e3:.3f} ({pen0 / h:.2f})" if fn0 > 0 else "lost contact"
             print(f"| {kind} | {force:g} | {fn:.2f} | {pen * 1e3:.3f} ({pen / h:.2f}) | {delta * 1e3:.3f} ({delta / h:.2f}) | {p0} |")
+    print()
+    print("In the scenarios:")
+    print()
+    scenario_penetration_table()
+
+
+def scenario_penetration_table() -> None:
+    """In the scenarios (seed 0, right hand): MuJoCo's deepest penetration of each pad's contacts
+    with the object against the layer model's δ for the same contact and solver normal force."""
+    import mujoco
+    from wuji_tactile_device.producers.sim.producer import SimProducer
+    from wuji_tactile_device.producers.sim.scenarios import make_scenario
+    fingers = ("thumb", "index", "middle", "ring", "pinky")
+    print("| scenario, time | pad (MuJoCo contacts) | solver normal force [N] | MuJoCo penetration [mm] | layer δ [mm] | ratio |")
+    print("|---|---|---:|---:|---:|---:|")
+    for name, at in (("press", 9.0), ("grasp-sphere", 8.0), ("grasp-box", 8.0), ("slip", 2.9)):
+        prod = SimProducer(make_scenario(name))
+        while prod.next_frame() is not None and not prod.finished and prod.sim.time_ns * 1e-9 < at - 1e-9:
+            pass
+        sim = prod.sim
+        m, d, cm = sim.model, sim.data, sim.contacts.distributed
+        for p, b in enumerate(sim.distal_bodies):
+            for g in sim.object_geom_ids:
+                sel = [i for i in range(d.ncon) if d.contact.efc_address[i] >= 0 and g in d.contact.geom[i]
+                       and b in m.geom_bodyid[d.contact.geom[i]]]
+                fn = 0.0
+                for i in sel:
+                    f6 = np.zeros(6)
+                    mujoco.mj_contactForce(m, d, i, f6)
+                    fn += f6[0]
+                if fn < 0.05:
+                    continue
+                pad, geom = np.array([p]), np.array([g])
+                local = cm._transforms(d, pad, geom) @ cm.pixel_quad.points_h.take(pad, axis=0)
+                _, _, lam = cm.weights(d, cm.pixel_quad, pad, geom, np.array([fn]))
+                delta = float(lam[0] - cm._sdf(geom, local).min())
+                pen = float(-d.contact.dist[sel].min())
+                print(f"| {name}, {at:g} s | {fingers[p]} ({len(sel)}) | {fn:.3f} | {pen * 1e3:.3f} | {delta * 1e3:.3f} | "
+                      f"{pen / delta:.2f} |")
 
 
 def _helpers():

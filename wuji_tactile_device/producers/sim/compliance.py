@@ -50,14 +50,16 @@ from .taxels import PAD_BOUNDARY, PAD_TOP_Z
 REFERENCE_FORCE = 0.5
 #: Damping of the friction rows as a share of the normal row's. With MuJoCo's elliptic cone a
 #: sliding contact's friction rows (reference acceleration −B·v_t) push the surfaces apart: at
-#: the normal row's B the slip scenario's 0.3 N contact slid at 0.035 mm median penetration
-#: (static: 0.23 mm) and lost contact in single frames; at 0.2·B it slides at 0.18–0.23 mm.
+#: the normal row's B the slip scenario's contact lost contact in single frames. At 0.5 with
+#: this normal law the slip scenario's stuck fraction rose once by one pixel step during the
+#: drag (0.548 → 0.577); at 0.4 it falls monotonically (a sensitivity, not a derivation).
 FRICTION_DAMPING_SHARE = 0.4
 #: The impedance at the layer's full thickness (solimp d_max): the regulariser is 10⁻⁴·Â there.
 D_MAX = 0.9999
 #: The impedance at first touch (solimp d0). The solver passes a share 1 − d of the approaching
-#: motion through the contact: with d0 0.5 the press scenario's guarded 12 mm/s closing hit its
-#: pads with 0.078 N (0.7: 0.061 N, 0.85: 0.050 N = its 0.05 N light-contact target).
+#: motion through the contact: the press scenario's guarded 12 mm/s closing hit its pads with
+#: 0.078 / 0.061 / 0.050 N for d0 0.5 / 0.7 / 0.85 (linear ramps; with a ramp from ≈ 0.17:
+#: 0.093 N, over its 0.075 N limit). This law as set: 0.060 N.
 D_FIRST_TOUCH = 0.85
 #: solimp midpoint: the ramp is concave from first touch (it rises fastest there and reaches
 #: D_MAX only at the layer's thickness, with zero slope).
@@ -231,5 +233,6 @@ def set_pad_stiffness(model: mujoco.MjModel, side: str) -> None:
         model.pair_solreffriction[i] = (-k * D_MAX * D_MAX, -FRICTION_DAMPING_SHARE * 2.0 * np.sqrt(k) * D_MAX)
 
 
-__all__ = ["REFERENCE_FORCE", "D_MAX", "D_FIRST_TOUCH", "MIDPOINT", "log_slope", "FRICTION_DAMPING_SHARE", "LayerLaw", "impedance", "mujoco_law", "layer_law",
-           "layer_indentation", "pad_solimp", "reference_stiffness", "add_pad_pairs", "pair_law", "set_pad_stiffness"]
+__all__ = ["REFERENCE_FORCE", "D_MAX", "D_FIRST_TOUCH", "MIDPOINT", "FRICTION_DAMPING_SHARE", "LayerLaw", "impedance",
+           "mujoco_law", "layer_law", "layer_indentation", "log_slope", "pad_solimp", "reference_stiffness",
+           "add_pad_pairs", "pair_law", "set_pad_stiffness"]
