@@ -1,6 +1,6 @@
 """Issue-21 measurements of the simulated pads (prints tables; `--figures DIR` saves taxel maps).
 
-    python tools/sim_tables.py penetration      # MuJoCo penetration vs the layer model (10–500 g, 8 N edge)
+    python tools/sim_tables.py penetration      # MuJoCo penetration vs the layer model (10–500 g, 0.1–20 N, box edge)
     python tools/sim_tables.py footprint [--figures out/]   # taxel count / second moment vs load, maps
     python tools/sim_tables.py continuity       # 0.25 mm steps at 0.5 N: max share change per step
     python tools/sim_tables.py slip             # the slip scenario's per-taxel cone, stuck fraction, slip speed
@@ -13,125 +13,99 @@ from __future__ import annotations
 import argparse
 import sys
 
-import mujoco
 import numpy as np
 
 from wuji_tactile_device.producers.sim.contact_model import LAYER_THICKNESS
-from wuji_tactile_device.producers.sim.hand_sim import HandSimulation
-from wuji_tactile_device.producers.sim.model import build_hand_spec
-from wuji_tactile_device.producers.sim.scenarios.base import _pad_points
-from wuji_tactile_device.hands.wuji_hand2 import NUM_ACTUATED_JOINTS, hand_kinematics
 
 SIDE = "right"
 MOUNT = np.array([0.0, 0.0, 0.3])
 
 
-def _finger_pose() -> np.ndarray:
-    q = np.zeros(NUM_ACTUATED_JOINTS)
-    q[4:8] = (0.6, 0.0, 0.65, 0.4)          # index flexed (the slip scenario's pose)
-    return q
-
-
-def pressed_object(kind: str, mass: float, force: float, *, layer_compliance: bool = True,
-                   tilt_deg: float = 0.0, seconds: float = 1.5, axis: np.ndarray | None = None):
-    """An object of `kind` (sphere R 10 mm | box) and `mass` [kg], on a slide along the index pad's normal, no gravity, pushed into the
-    index pad's centre with `force` [N] along the pad normal; returns (MuJoCo penetration [m],
-    solver normal force [N], the layer model's approach δ [m] for that contact, sim)."""
-    q = _finger_pose()
-    spec = build_hand_spec(SIDE, lift_kp=4e4)
-    spec.option.gravity = [0.0, 0.0, 0.0]
-    c, n, R = _pad_points(SIDE, q)["index"]
-    push = n if axis is None else axis       # slide and push direction (outward contact normal)
-    body = spec.worldbody.add_body(name="obj")
-    # A slide along the pad normal: a free body rolls off the convex pad; the slide keeps the
-    # object's inverse mass 1/m along the normal, which is what sets MuJoCo's penetration.
-    body.add_joint(name="obj_slide", type=mujoco.mjtJoint.mjJNT_SLIDE, axis=list(push))
-    if kind == "sphere":
-        size, gtype = [0.01, 0, 0], mujoco.mjtGeom.mjGEOM_SPHERE
-        centre = MOUNT + c + n * size[0]
-        quat = [1, 0, 0, 0]
-    else:                                   # a box face (or, tilted, an edge) on the pad
-        size, gtype = [0.004, 0.006, 0.004], mujoco.mjtGeom.mjGEOM_BOX
-        t = np.radians(tilt_deg)
-        Rb = np.stack([R[:, 0], np.cross(n, R[:, 0]), n], axis=1)
-        # tilted about its own axis across the finger: the lowest edge crosses the pad cylinder
-        Rt = Rb @ np.array([[1, 0, 0], [0, np.cos(t), -np.sin(t)], [0, np.sin(t), np.cos(t)]])
-        qb = np.zeros(4)
-        mujoco.mju_mat2Quat(qb, np.ascontiguousarray(Rt).ravel())
-        quat = list(qb)
-        reach = float(np.abs(Rt.T @ n) @ np.asarray(size))
-        centre = MOUNT + c + n * (reach + 1e-4)
-    body.pos = list(centre)
-    body.quat = quat
-    body.add_geom(name="obj_geom", type=gtype, size=size, mass=mass, friction=[1.0, 0.005, 0.0001], condim=4)
-    sim = HandSimulation(SIDE, spec, ["obj_geom"], layer_compliance=layer_compliance)
-    sim.data.qpos[sim.qpos_adr] = q          # start in the pose (the object sits at the pad)
-    # Hold the finger on its joint limits (range = the pose ± 1 mrad): the servos would yield
-    # under 8 N; the penetration does not depend on how the finger is held (Â is fixed).
-    jnt = [sim.model.joint(n).id for n in hand_kinematics(SIDE).joint_names]
-    sim.model.jnt_range[jnt] = np.stack([q - 1e-3, q + 1e-3], axis=1)
-    sim.set_joint_targets(q)
-    sim.set_lift(0.0)
-    mujoco.mj_forward(sim.model, sim.data)
-    bid = sim.model.body("obj").id
-    frames = int(seconds / 0.01)
-    for k in range(frames):
-        ramp = min(1.0, (k + 1) / (0.5 * frames))
-        sim.data.xfrc_applied[bid, :3] = -push * force * ramp
-        sim.step_frame()
-    d = sim.data
-    obj = sim.object_geom_ids[0]
-    g = d.contact.geom[:d.ncon]
-    sel = np.flatnonzero(((g == obj).any(axis=1)) & (d.contact.efc_address[:d.ncon] >= 0))
-    pen = float(-d.contact.dist[sel].min()) if sel.size else 0.0
-    fn = 0.0
-    for i in sel:
-        f6 = np.zeros(6)
-        mujoco.mj_contactForce(sim.model, d, int(i), f6)
-        fn += f6[0]
-    return pen, fn, _layer_delta(sim, fn), sim
-
-
-def contact_normal(sim: HandSimulation) -> np.ndarray:
-    """World outward normal of the (first) pad–object contact, from the pad to the object."""
-    d = sim.data
-    i = int(np.flatnonzero((d.contact.geom[:d.ncon] == sim.object_geom_ids[0]).any(axis=1))[0])
-    nrm = d.contact.frame[i][:3].copy()
-    return nrm if d.contact.geom[i][1] == sim.object_geom_ids[0] else -nrm
-
-
-def _layer_delta(sim: HandSimulation, fn: float) -> float:
-    """The distributed model's approach δ for the index pad's object contact (its own quadrature)."""
-    cm = sim.contacts.distributed
-    pad = np.array([1])
-    geom = sim.object_geom_ids[:1]
-    quad = cm.pixel_quad
-    local = cm._transforms(sim.data, pad, geom) @ quad.points_h.take(pad, axis=0)
-    sdf = cm._sdf(geom, local)
-    _, _, lam = cm.weights(sim.data, quad, pad, geom, np.array([fn]))
-    return float(lam[0] - sdf.min())
+def _compliance():
+    """The held press fixture shared with the tests (tests/compliance_helpers.py)."""
+    _helpers()
+    import compliance_helpers as ch
+    return ch
 
 
 def penetration_table() -> None:
-    print("| object | mass | MuJoCo penetration at 0.5 N [mm] | layer model δ [mm] | ratio | default contact [mm] |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for kind in ("sphere", "box"):
-        for mass in (0.01, 0.05, 0.1, 0.5):
-            pen, fn, delta, _ = pressed_object(kind, mass, 0.5)
-            pen0, _, _, _ = pressed_object(kind, mass, 0.5, layer_compliance=False)
-            print(f"| {kind} | {mass * 1e3:.0f} g | {pen * 1e3:.3f} (F {fn:.3f} N) | {delta * 1e3:.3f} | {pen / delta:.3f} | {pen0 * 1e3:.3f} |")
+    """MuJoCo's penetration against the layer model's approach δ: every shape × mass × load up to
+    2 N (ratio = MuJoCo / layer), a tilt sweep of the box face, and the saturation past the layer's
+    thickness up to 20 N (box edge included), with MuJoCo's default contact beside."""
+    ch = _compliance()
+    loads = (0.1, 0.2, 0.5, 1.0, 2.0)
+    print("Ratio MuJoCo penetration / layer model δ (held fixture, no gravity):")
     print()
-    print("| object (100 g), layer vs default contact | push [N] | solver normal force [N] | penetration [mm] | / layer thickness |")
-    print("|---|---:|---:|---:|---:|")
-    for kind, tilt in (("sphere", 0.0), ("box", 0.0), ("box", 45.0)):
-        for force in (0.5, 2.0, 8.0, 20.0):
-            for lc in (True, False):
-                pen, fn, _, _ = pressed_object(kind, 0.1, force, tilt_deg=tilt, layer_compliance=lc)
-                what = f"{kind}{' edge 45°' if tilt else ''}, {'layer' if lc else 'default'}"
-                if fn == 0.0:
-                    print(f"| {what} | {force:g} | 0 (no contact at the end: pushed through or off) | — | — |")
-                else:
-                    print(f"| {what} | {force:g} | {fn:.2f} | {pen * 1e3:.3f} | {pen / LAYER_THICKNESS:.2f} |")
+    print("| object | mass | " + " | ".join(f"{f:g} N" for f in loads) + " | δ layer at 0.5 N [mm] | contacts |")
+    print("|---|---:|" + "---:|" * len(loads) + "---:|---:|")
+    for kind in ("sphere", "cylinder", "box", "plate", "edge"):
+        for mass in (0.01, 0.05, 0.1, 0.5):
+            cells, ref = [], (0.0, 0)
+            for force in loads:
+                pen, fn, nc, delta, _ = ch.pressed_object(kind, mass, force)
+                cells.append(f"{pen / delta:.3f}" if fn > 0 else "lost")
+                if force == 0.5:
+                    ref = (delta, nc)
+            print(f"| {kind} | {mass * 1e3:.0f} g | " + " | ".join(cells) + f" | {ref[0] * 1e3:.3f} | {ref[1]} |")
+    print()
+    print("Box face (100 g, 0.5 N) turned about the finger's cross axis:")
+    print()
+    print("| tilt [deg] | MuJoCo penetration [mm] | contacts | layer δ [mm] | ratio |")
+    print("|---:|---:|---:|---:|---:|")
+    for tilt in (0.0, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0):
+        pen, fn, nc, delta, _ = ch.pressed_object("box", 0.1, 0.5, tilt_deg=tilt)
+        print(f"| {tilt:g} | {pen * 1e3:.3f} | {nc} | {delta * 1e3:.3f} | {pen / delta:.3f} |")
+    print()
+    print("Past the layer's thickness (100 g; penetration [mm], / layer thickness in brackets):")
+    print()
+    print("| object | push [N] | solver normal force [N] | layer contact | layer model δ (unbounded Winkler) | MuJoCo default contact |")
+    print("|---|---:|---:|---:|---:|---:|")
+    h = LAYER_THICKNESS
+    for kind in ("sphere", "box", "edge"):
+        for force in (0.5, 1.0, 2.0, 4.0, 6.0, 8.0, 20.0):
+            pen, fn, _, delta, _ = ch.pressed_object(kind, 0.1, force)
+            pen0, fn0, _, _, _ = ch.pressed_object(kind, 0.1, force, layer_compliance=False)
+            p0 = f"{pen0 * 1e3:.3f} ({pen0 / h:.2f})" if fn0 > 0 else "lost contact"
+            print(f"| {kind} | {force:g} | {fn:.2f} | {pen * 1e3:.3f} ({pen / h:.2f}) | {delta * 1e3:.3f} ({delta / h:.2f}) | {p0} |")
+    print()
+    print("In the scenarios:")
+    print()
+    scenario_penetration_table()
+
+
+def scenario_penetration_table() -> None:
+    """In the scenarios (seed 0, right hand): MuJoCo's deepest penetration of each pad's contacts
+    with the object against the layer model's δ for the same contact and solver normal force."""
+    import mujoco
+    from wuji_tactile_device.producers.sim.producer import SimProducer
+    from wuji_tactile_device.producers.sim.scenarios import make_scenario
+    fingers = ("thumb", "index", "middle", "ring", "pinky")
+    print("| scenario, time | pad (MuJoCo contacts) | solver normal force [N] | MuJoCo penetration [mm] | layer δ [mm] | ratio |")
+    print("|---|---|---:|---:|---:|---:|")
+    for name, at in (("press", 9.0), ("grasp-sphere", 8.0), ("grasp-box", 8.0), ("slip", 2.9)):
+        prod = SimProducer(make_scenario(name))
+        while prod.next_frame() is not None and not prod.finished and prod.sim.time_ns * 1e-9 < at - 1e-9:
+            pass
+        sim = prod.sim
+        m, d, cm = sim.model, sim.data, sim.contacts.distributed
+        for p, b in enumerate(sim.distal_bodies):
+            for g in sim.object_geom_ids:
+                sel = [i for i in range(d.ncon) if d.contact.efc_address[i] >= 0 and g in d.contact.geom[i]
+                       and b in m.geom_bodyid[d.contact.geom[i]]]
+                fn = 0.0
+                for i in sel:
+                    f6 = np.zeros(6)
+                    mujoco.mj_contactForce(m, d, i, f6)
+                    fn += f6[0]
+                if fn < 0.05:
+                    continue
+                pad, geom = np.array([p]), np.array([g])
+                local = cm._transforms(d, pad, geom) @ cm.pixel_quad.points_h.take(pad, axis=0)
+                _, _, lam = cm.weights(d, cm.pixel_quad, pad, geom, np.array([fn]))
+                delta = float(lam[0] - cm._sdf(geom, local).min())
+                pen = float(-d.contact.dist[sel].min())
+                print(f"| {name}, {at:g} s | {fingers[p]} ({len(sel)}) | {fn:.3f} | {pen * 1e3:.3f} | {delta * 1e3:.3f} | "
+                      f"{pen / delta:.2f} |")
 
 
 def _helpers():
