@@ -4,6 +4,7 @@
     python tools/sim_tables.py footprint [--figures out/]   # taxel count / second moment vs load, maps
     python tools/sim_tables.py continuity       # 0.25 mm steps at 0.5 N: max share change per step
     python tools/sim_tables.py slip             # the slip scenario's per-taxel cone, stuck fraction, slip speed
+    python tools/sim_tables.py cone             # every scenario: worst per-taxel cone excess, frames past 1 mN
     python tools/sim_tables.py edge             # a sphere moved around the finger: largest taxel share
 
 Not part of the package: a measuring script over `wuji_tactile_device.producers.sim`.
@@ -269,11 +270,9 @@ def slip_table() -> None:
             break
         r = prod.reading
         tp = r.taxel_forces.astype(np.float64)[40:74]          # index taxels, own axes (z normal)
-        normal = np.abs(tp[:, 2])
-        shear = np.hypot(tp[:, 0], tp[:, 1])
         ideal = r.taxel_forces_distal[40:74]
-        rows.append((prod.sim.time_ns * 1e-9, float(np.max(shear - 1.0 * normal)), frame.extras["pad_slip"][1].copy(),
-                     float(np.linalg.norm(ideal.sum(axis=0)))))
+        rows.append((prod.sim.time_ns * 1e-9, float(np.max(_cone_excess(tp, _solver_mu(prod.sim.data)))),
+                     frame.extras["pad_slip"][1].copy(), float(np.linalg.norm(ideal.sum(axis=0)))))
         if prod.finished:
             break
     t = np.array([x[0] for x in rows])
@@ -287,12 +286,12 @@ def slip_table() -> None:
     gross = int(np.argmax(drag & (stuck == 0.0))) if np.any(drag & (stuck == 0.0)) else -1
     print("| measure | value | criterion |")
     print("|---|---:|---|")
-    print(rf"| max over frames and taxels of \|shear\| − μ\|normal\| | {excess.max() * 1e3:.3f} mN | ≤ 1 mN |")
+    print(rf"| max over frames and taxels of \|shear\| − μ\|normal\| | {excess.max() * 1e3:.6f} mN | ≤ 1 mN |")
     for lo, hi, what in ((0, 0.5, "stuck fraction ≥ 0.5"), (0.0, 1e-9, "gross slip (stuck 0)"),
                          (1e-9, 0.5, "partial slip, stuck < 0.5")):
         sel = (stuck >= lo) & (stuck <= hi) if what != "stuck fraction ≥ 0.5" else stuck >= 0.5
         if sel.any():
-            print(f"| … in frames with {what} | {excess[sel].max() * 1e3:.3f} mN | ≤ 1 mN |")
+            print(f"| … in frames with {what} | {excess[sel].max() * 1e3:.6f} mN | ≤ 1 mN |")
     print(f"| stuck fraction at the drag start ({sc.DRAG_START:g} s) | {stuck[np.argmin(np.abs(t - sc.DRAG_START))]:.3f} | 1 |")
     print(f"| stuck fraction before the drag (min) | {stuck[~drag & (t > 1.0)].min():.3f} | 1 |")
     print(f"| first frame with stuck < 1 / first with stuck 0 | {t[first]:.2f} s / {t[gross]:.2f} s | falls before gross slip |")
@@ -302,6 +301,43 @@ def slip_table() -> None:
     ratio = speed[late] / np.abs(vrel[late])
     print(f"| slip speed / object–pad relative speed once sliding (mean, min–max) | {ratio.mean():.3f} "
           f"({ratio.min():.3f}–{ratio.max():.3f}) | within 10 % |")
+
+
+def _solver_mu(data: mujoco.MjData) -> float:
+    """The friction coefficient the solver used this frame (largest over the contacts; 0 without)."""
+    return float(data.contact.friction[:data.ncon, 0].max(initial=0.0))
+
+
+def _cone_excess(taxels: np.ndarray, mu: float) -> np.ndarray:
+    """|shear| − μ·|normal| [N] of published taxel forces (n, 3) in their own axes (+Z the normal)."""
+    return np.hypot(taxels[:, 0], taxels[:, 1]) - mu * np.abs(taxels[:, 2])
+
+
+CONE_SCENARIOS = ("press", "lift", "nail-contact", "grasp-sphere", "grasp-cylinder", "grasp-box", "release", "slip", "roll")
+
+
+def cone_table() -> None:
+    """Every frame of each scenario, all 176 published taxels (float32, own axes): the largest
+    |shear| − μ·|normal| (μ: the solver's), and the frames where it passes 1 mN."""
+    from wuji_tactile_device.producers.sim.producer import SimProducer
+    from wuji_tactile_device.producers.sim.scenarios import make_scenario
+    print("| scenario | frames | frames with contact | worst \\|shear\\| − μ\\|normal\\| [mN] | frames > 1 mN (times) |")
+    print("|---|---:|---:|---:|---|")
+    for name in CONE_SCENARIOS:
+        prod = SimProducer(make_scenario(name))
+        n = loaded = 0
+        worst, over = 0.0, []
+        while not prod.finished:
+            if prod.next_frame() is None:
+                break
+            r = prod.reading
+            n += 1
+            loaded += r.num_contacts > 0
+            e = float(_cone_excess(r.taxel_forces.astype(np.float64), _solver_mu(prod.sim.data)).max())
+            worst = max(worst, e)
+            if e > 1e-3:
+                over.append(f"{prod.sim.time_ns * 1e-9:.2f} s: {e * 1e3:.2f}")
+        print(f"| {name} | {n} | {loaded} | {worst * 1e3:.6f} | {len(over)}{' (' + ', '.join(over) + ')' if over else ''} |")
 
 
 def edge_table() -> None:
@@ -325,7 +361,7 @@ def edge_table() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("table", choices=["penetration", "footprint", "continuity", "slip", "edge"])
+    ap.add_argument("table", choices=["penetration", "footprint", "continuity", "slip", "cone", "edge"])
     ap.add_argument("--figures", help="directory for the taxel-map PNGs (footprint)")
     a = ap.parse_args(argv)
     if a.table == "penetration":
@@ -336,6 +372,8 @@ def main(argv: list[str] | None = None) -> int:
         continuity_table()
     elif a.table == "edge":
         edge_table()
+    elif a.table == "cone":
+        cone_table()
     else:
         slip_table()
     return 0
