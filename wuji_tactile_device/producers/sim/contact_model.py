@@ -650,10 +650,17 @@ def cone_spread(r: np.ndarray, normal_load: np.ndarray, normals: np.ndarray, mu:
     plain spread with the normal loads, and near gross slip the part a taxel on its cone cannot
     take goes to the taxels that can. If Σ ω*_i < 1 (the cones cannot take R) every taxel takes
     its capacity and the rest, (1 − Σ ω*)·R, is spread with the normal loads. A block without
-    normal load takes nothing (R = 0 there: no pair)."""
+    normal load takes nothing (R = 0 there: no pair). `normal_load` must be −r·n (the readings'
+    own normal loads, as `_pair_readings` gives them)."""
     B, S = normal_load.shape
     total = _reduce(normal_load, axis=1)
     share = normal_load * (1.0 / np.where(total > 0, total, 1.0))[:, None]    # 0 where no load
+    # Sufficient for every share to fit (the common case, a footprint that sticks somewhere):
+    # s_i·|R|·(1 + μ) ≤ μ·N_i − |shear_i| (|shear_i|² = |r_i|² − N_i², N_i = −r_i·n_i) — then
+    # the capacities are not needed.
+    shear = np.sqrt(np.maximum(_vecdot(r, r) - normal_load * normal_load, 0.0))
+    if (share * (np.sqrt(_vecdot(remainder, remainder))[:, None] * (1.0 + mu)) <= mu * normal_load - shear).all():
+        return share[..., None] * remainder[:, None, :]
     cap = np.where(share > 0, cone_capacity(r, normals, remainder, mu), 0.0)
     if (share <= cap).all():              # no cone binds at L = 1: the plain spread
         return share[..., None] * remainder[:, None, :]
