@@ -110,3 +110,24 @@ def test_pads_sum_to_their_force_and_taxels_stay_in_their_cones(kind, radius, ra
             assert np.all(r[np.arange(5) != INDEX] == 0), where
             excess = _excess(r[INDEX], dm._slot_normals[INDEX], 1.0)
             assert excess.max() <= 1e-12 * force, (where, excess.max())
+
+
+def test_two_pairs_with_different_friction_on_one_pad():
+    """Two pairs (μ 0.5 and 1.0) sliding the same way on the index pad at their own cones: the
+    pad sums to both forces exactly and each taxel stays inside the cone of its load-weighted
+    μ_i = Σ_p μ_p·N_p,i / Σ_p N_p,i (the bound the pairs' own readings satisfy)."""
+    sim, g = object_on_index_pad("sphere", radius=0.010)
+    dm = sim.contacts.distributed
+    mu = np.array([0.5, 1.0])
+    fn = np.array([1.0, 0.6])
+    fn_vec = fn[:, None] * np.array([0.0, -1.0, 0.0])
+    f = fn_vec + (mu * fn)[:, None] * np.array([0.6, 0.0, 0.8])
+    pad, geom = np.full(2, INDEX), np.full(2, g)
+    t = dm.solve(sim.data, pad, geom, f, fn, fn_vec, mu, fine=False)
+    r = dm.taxel_readings(t).reshape(5, dm.slots, 3)[INDEX]
+    assert np.abs(r.sum(axis=0) - f.sum(axis=0)).max() <= 1e-15
+    _, n_pair, _ = dm._pair_readings(t)                       # (2, slots) normal loads per pair
+    total = n_pair.sum(axis=0)
+    mu_i = np.divide(mu @ n_pair, total, out=np.ones_like(total), where=total > 0)
+    assert _excess(r, dm._slot_normals[INDEX], mu_i).max() <= 1e-12
+    assert _excess(r, dm._slot_normals[INDEX], 0.5).max() > 1e-3      # the tighter μ alone would not hold
