@@ -4,6 +4,7 @@
     python tools/sim_tables.py footprint [--figures out/]   # taxel count / second moment vs load, maps
     python tools/sim_tables.py continuity       # 0.25 mm steps at 0.5 N: max share change per step
     python tools/sim_tables.py slip             # the slip scenario's per-taxel cone, stuck fraction, slip speed
+    python tools/sim_tables.py cone             # every scenario: worst per-taxel cone excess, frames past 1 mN
     python tools/sim_tables.py edge             # a sphere moved around the finger: largest taxel share
 
 Not part of the package: a measuring script over `wuji_tactile_device.producers.sim`.
@@ -126,61 +127,59 @@ CASES = (("sphere", 0.005), ("sphere", 0.010), ("sphere", 0.020), ("cylinder", 0
 
 def footprint_table(figures: str | None) -> None:
     """Per case and load on the 34 published index taxels: taxels above 5 % of the peak, their
-    second moment m2 [mm²]; the model's continuous fields: the surface pressure's m2 and the
-    sensing-plane field's m2; and each m2 minus its point-load value (the load-independent part:
-    kernel spread + taxel discretisation; variances add under a convolution)."""
+    second moment m2 [mm²], its load-weighted point-load floor (`sensing_helpers.taxel_floor`) and m2 − floor;
+    the model's continuous fields: the sensing-plane field's area above 5 % of its peak, its m2,
+    its floor (`sensing_helpers.field_floor`) and m2 − floor, and the surface pressure's m2 (variances add under
+    a convolution: m2 − floor estimates the footprint's own m2)."""
     cmh, sh = _helpers()
     from wuji_tactile_device.producers.sim import sensing
     from wuji_tactile_device.producers.sim.taxels import pad_taxels
     pad = pad_taxels(SIDE)[cmh.INDEX]
     x_pix, _, flat = sensing._grid_areas(pad, 1)
-    print("| case | F [N] | taxels > 5 % peak | taxel m2 [mm²] | sensing-plane field m2 | surface pressure m2 | "
-          "taxel m2 − point load | field m2 − point load |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("| case | F [N] | taxels > 5 % peak | field area > 5 % [mm²] | taxel m2 [mm²] | taxel floor | "
+          "taxel m2 − floor | field m2 | field floor | field m2 − floor | surface pressure m2 |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     summary = []
     for kind, radius in CASES:
         sim, g = cmh.object_on_index_pad(kind, radius=radius)
         rows = []
         maps = []
         for F in LOADS:
-            t = sh.published_taxels(sim, g, F)
+            t, floor_t, _, _, point_t = sh.taxel_floor(sim, g, F)
             _, pix = sh.index_taxels(sim, g, F)
             y, fy, ay = sh.continuous_field(pix)
-            load = pix[flat]
+            p = fy / ay
             m2_t = 1e6 * sh.second_moment(pad.positions, np.maximum(t, 0))
             m2_f = 1e6 * sh.second_moment(y, fy)
-            m2_s = 1e6 * sh.second_moment(x_pix, load)
-            rows.append((int(np.sum(t > 0.05 * t.max())), m2_t, m2_f, m2_s))
+            m2_s = 1e6 * sh.second_moment(x_pix, pix[flat])
+            floor_f = 1e6 * sh.field_floor(pix)
+            rows.append((int(np.sum(t > 0.05 * t.max())), 1e6 * float(ay[p > 0.05 * p.max()].sum()),
+                         m2_t, 1e6 * floor_t, m2_f, floor_f, m2_s, 1e6 * point_t))
             maps.append((F, t, pix))
-        # point load at the footprint's peak pixel (the same position): the floor of each measure
-        peak = int(np.argmax(maps[0][2]))
-        unit = np.zeros_like(maps[0][2])
-        unit[peak] = 1.0
-        G = sim.contacts.distributed.influence[cmh.INDEX][:34]
-        t0 = G @ unit
-        y0, f0, _ = sh.continuous_field(unit)
-        floor_t = 1e6 * sh.second_moment(pad.positions, t0)
-        floor_f = 1e6 * sh.second_moment(y0, f0)
         r = np.array(rows)
-        for F, (cnt, m2_t, m2_f, m2_s) in zip(LOADS, rows, strict=True):
-            print(f"| {kind} R {radius * 1e3:g} mm | {F:g} | {cnt} | {m2_t:.2f} | {m2_f:.2f} | {m2_s:.3f} | "
-                  f"{m2_t - floor_t:.3f} | {m2_f - floor_f:.3f} |")
-        s_count = sh.slope(LOADS, r[:, 0])
-        s_t, s_f, s_s = sh.slope(LOADS, r[:, 1]), sh.slope(LOADS, r[:, 2]), sh.slope(LOADS, r[:, 3])
-        dt, df = r[:, 1] - floor_t, r[:, 2] - floor_f
+        for F, row in zip(LOADS, r, strict=True):
+            cnt, area, m2_t, fl_t, m2_f, fl_f, m2_s, _ = row
+            print(f"| {kind} R {radius * 1e3:g} mm | {F:g} | {int(cnt)} | {area:.2f} | {m2_t:.3f} | {fl_t:.3f} | "
+                  f"{m2_t - fl_t:.3f} | {m2_f:.3f} | {fl_f:.3f} | {m2_f - fl_f:.3f} | {m2_s:.3f} |")
+        dt, df, dp = r[:, 2] - r[:, 3], r[:, 4] - r[:, 5], r[:, 2] - r[:, 7]
+        s_dp = sh.slope(LOADS, dp) if (dp > 0).all() else float("nan")
         s_dt = sh.slope(LOADS, dt) if (dt > 0).all() else float("nan")
         s_df = sh.slope(LOADS, df) if (df > 0).all() else float("nan")
-        monotone = bool(np.all(np.diff(r[:, 0]) >= 0) and np.all(np.diff(r[:, 1]) > 0))
-        summary.append((f"{kind} R {radius * 1e3:g} mm", s_count, s_t, s_f, s_s, s_dt, s_df, floor_t, monotone))
+        monotone = bool(np.all(np.diff(r[:, 0]) >= 0) and np.all(np.diff(r[:, 2]) > 0))
+        summary.append((f"{kind} R {radius * 1e3:g} mm", sh.slope(LOADS, r[:, 0]), sh.slope(LOADS, r[:, 1]),
+                        sh.slope(LOADS, r[:, 2]), sh.slope(LOADS, r[:, 4]), s_dt, s_df, sh.slope(LOADS, r[:, 6]),
+                        monotone, bool(np.all(np.diff(dt) > 0)), s_dp, float(r[:, 7].min()), float(r[:, 7].max())))
         if figures:
             _save_maps(figures, f"{kind}_R{radius * 1e3:g}mm", pad, maps)
     print()
-    print("| case | slope taxel count | slope taxel m2 | slope sensing-field m2 | slope surface m2 | "
-          "taxel m2 / field m2 slope | slope (taxel m2 − floor) | slope (field m2 − floor) | ratio | taxel floor [mm²] | monotone |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
-    for name, sc, st, sf, ss, sdt, sdf, fl, mono in summary:
-        print(f"| {name} | {sc:.3f} | {st:.3f} | {sf:.3f} | {ss:.3f} | {st / sf:.2f} | {sdt:.3f} | {sdf:.3f} | "
-              f"{sdt / sdf:.2f} | {fl:.2f} | {'yes' if mono else 'NO'} |")
+    print("| case | slope taxel count / field area | ratio | slope taxel m2 / field m2 | ratio | "
+          "slope (m2 − floor) taxels / field | ratio | slope surface m2 | count and m2 monotone | m2 − floor monotone | "
+          "one-point floor [mm²] | slope (m2 − one-point floor) / field | ratio |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|")
+    for name, sc, sa, st, sf, sdt, sdf, ss, mono, mono_d, sdp, p_lo, p_hi in summary:
+        print(f"| {name} | {sc:.3f} / {sa:.3f} | {sc / sa:.2f} | {st:.3f} / {sf:.3f} | {st / sf:.2f} | "
+              f"{sdt:.3f} / {sdf:.3f} | {sdt / sdf:.2f} | {ss:.3f} | {'yes' if mono else 'NO'} | {'yes' if mono_d else 'NO'} | "
+              f"{p_lo:.2f}–{p_hi:.2f} | {sdp:.3f} / {sdf:.3f} | {sdp / sdf:.2f} |")
 
 
 def _save_maps(out: str, name: str, pad, maps) -> None:
@@ -243,11 +242,9 @@ def slip_table() -> None:
             break
         r = prod.reading
         tp = r.taxel_forces.astype(np.float64)[40:74]          # index taxels, own axes (z normal)
-        normal = np.abs(tp[:, 2])
-        shear = np.hypot(tp[:, 0], tp[:, 1])
         ideal = r.taxel_forces_distal[40:74]
-        rows.append((prod.sim.time_ns * 1e-9, float(np.max(shear - 1.0 * normal)), frame.extras["pad_slip"][1].copy(),
-                     float(np.linalg.norm(ideal.sum(axis=0)))))
+        rows.append((prod.sim.time_ns * 1e-9, float(np.max(_cone_excess(tp, _solver_mu(prod.sim.data)))),
+                     frame.extras["pad_slip"][1].copy(), float(np.linalg.norm(ideal.sum(axis=0)))))
         if prod.finished:
             break
     t = np.array([x[0] for x in rows])
@@ -261,12 +258,12 @@ def slip_table() -> None:
     gross = int(np.argmax(drag & (stuck == 0.0))) if np.any(drag & (stuck == 0.0)) else -1
     print("| measure | value | criterion |")
     print("|---|---:|---|")
-    print(rf"| max over frames and taxels of \|shear\| − μ\|normal\| | {excess.max() * 1e3:.3f} mN | ≤ 1 mN |")
+    print(rf"| max over frames and taxels of \|shear\| − μ\|normal\| | {excess.max() * 1e3:.6f} mN | ≤ 1 mN |")
     for lo, hi, what in ((0, 0.5, "stuck fraction ≥ 0.5"), (0.0, 1e-9, "gross slip (stuck 0)"),
                          (1e-9, 0.5, "partial slip, stuck < 0.5")):
         sel = (stuck >= lo) & (stuck <= hi) if what != "stuck fraction ≥ 0.5" else stuck >= 0.5
         if sel.any():
-            print(f"| … in frames with {what} | {excess[sel].max() * 1e3:.3f} mN | ≤ 1 mN |")
+            print(f"| … in frames with {what} | {excess[sel].max() * 1e3:.6f} mN | ≤ 1 mN |")
     print(f"| stuck fraction at the drag start ({sc.DRAG_START:g} s) | {stuck[np.argmin(np.abs(t - sc.DRAG_START))]:.3f} | 1 |")
     print(f"| stuck fraction before the drag (min) | {stuck[~drag & (t > 1.0)].min():.3f} | 1 |")
     print(f"| first frame with stuck < 1 / first with stuck 0 | {t[first]:.2f} s / {t[gross]:.2f} s | falls before gross slip |")
@@ -276,6 +273,43 @@ def slip_table() -> None:
     ratio = speed[late] / np.abs(vrel[late])
     print(f"| slip speed / object–pad relative speed once sliding (mean, min–max) | {ratio.mean():.3f} "
           f"({ratio.min():.3f}–{ratio.max():.3f}) | within 10 % |")
+
+
+def _solver_mu(data: mujoco.MjData) -> float:
+    """The friction coefficient the solver used this frame (largest over the contacts; 0 without)."""
+    return float(data.contact.friction[:data.ncon, 0].max(initial=0.0))
+
+
+def _cone_excess(taxels: np.ndarray, mu: float) -> np.ndarray:
+    """|shear| − μ·|normal| [N] of published taxel forces (n, 3) in their own axes (+Z the normal)."""
+    return np.hypot(taxels[:, 0], taxels[:, 1]) - mu * np.abs(taxels[:, 2])
+
+
+CONE_SCENARIOS = ("press", "lift", "nail-contact", "grasp-sphere", "grasp-cylinder", "grasp-box", "release", "slip", "roll")
+
+
+def cone_table() -> None:
+    """Every frame of each scenario, all 176 published taxels (float32, own axes): the largest
+    |shear| − μ·|normal| (μ: the solver's), and the frames where it passes 1 mN."""
+    from wuji_tactile_device.producers.sim.producer import SimProducer
+    from wuji_tactile_device.producers.sim.scenarios import make_scenario
+    print("| scenario | frames | frames with contact | worst \\|shear\\| − μ\\|normal\\| [mN] | frames > 1 mN (times) |")
+    print("|---|---:|---:|---:|---|")
+    for name in CONE_SCENARIOS:
+        prod = SimProducer(make_scenario(name))
+        n = loaded = 0
+        worst, over = 0.0, []
+        while not prod.finished:
+            if prod.next_frame() is None:
+                break
+            r = prod.reading
+            n += 1
+            loaded += r.num_contacts > 0
+            e = float(_cone_excess(r.taxel_forces.astype(np.float64), _solver_mu(prod.sim.data)).max())
+            worst = max(worst, e)
+            if e > 1e-3:
+                over.append(f"{prod.sim.time_ns * 1e-9:.2f} s: {e * 1e3:.2f}")
+        print(f"| {name} | {n} | {loaded} | {worst * 1e3:.6f} | {len(over)}{' (' + ', '.join(over) + ')' if over else ''} |")
 
 
 def edge_table() -> None:
@@ -299,7 +333,7 @@ def edge_table() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("table", choices=["penetration", "footprint", "continuity", "slip", "edge"])
+    ap.add_argument("table", choices=["penetration", "footprint", "continuity", "slip", "cone", "edge"])
     ap.add_argument("--figures", help="directory for the taxel-map PNGs (footprint)")
     a = ap.parse_args(argv)
     if a.table == "penetration":
@@ -310,6 +344,8 @@ def main(argv: list[str] | None = None) -> int:
         continuity_table()
     elif a.table == "edge":
         edge_table()
+    elif a.table == "cone":
+        cone_table()
     else:
         slip_table()
     return 0
