@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from wuji_tactile_device.producers.sim.contact_model import GROSS_SLIP_TOLERANCE
+from wuji_tactile_device.producers.sim.contact_model import GROSS_SLIP_TOLERANCE, cone_spread
 from wuji_tactile_device.producers.sim.taxels import IMAGE_SHAPE
 
 
@@ -58,8 +58,10 @@ def _per_pad(pad, per_pair):
     return out
 
 
-def dense_taxel_readings(dm, pad, w, Pn, Q, t_hat, force, grid):
-    """(5 · slots, 3) taxel readings from the dense solution, per pair then summed per pad."""
+def dense_taxel_readings(dm, pad, w, Pn, Q, t_hat, force, grid, mu):
+    """(5 · slots, 3) taxel readings from the dense solution, per pair then summed per pad; the
+    pads' remainders placed by the model's own final stage (`cone_spread`, tested on its own in
+    tests/test_sim_taxel_cone.py), per-taxel μ = Σ_p μ_p·N_p / Σ_p N_p."""
     G = grid.G
     normals = dm._slot_normals
     r = np.zeros((5, dm.slots, 3))
@@ -70,9 +72,9 @@ def dense_taxel_readings(dm, pad, w, Pn, Q, t_hat, force, grid):
         ts /= np.maximum(np.linalg.norm(ts, axis=1), 1e-300)[:, None]
         r[k] += sq[:, None] * ts - sn[:, None] * normals[k]
     sn = np.matmul(G, _per_pad(pad, Pn)[:, :, None])[..., 0]
-    total = sn.sum(axis=1)
-    share = np.divide(sn, total[:, None], out=np.zeros_like(sn), where=total[:, None] > 0)
-    r += share[..., None] * (_per_pad(pad, force) - r.sum(axis=1))[:, None, :]
+    mu_sn = np.matmul(G, _per_pad(pad, mu[:, None] * Pn)[:, :, None])[..., 0]
+    mu_t = np.divide(mu_sn, sn, out=np.ones_like(sn), where=sn > 0)
+    r += cone_spread(r, sn, normals, mu_t, _per_pad(pad, force) - r.sum(axis=1))
     return r.reshape(-1, 3)
 
 

@@ -69,6 +69,52 @@ def statistics(kind, radius, loads, *, published=True):
     return np.array(rows)
 
 
+def taxel_floor(sim, geom, force):
+    """The published index taxels' normal loads (34,) [N] for a pure normal load `force` (the
+    producer's path, 1 mm grid) and the load-weighted point-load floor [m²] of their second
+    moment: a load P_x at surface point x reaches the taxels as G[:, x]·P_x, whose own centroid
+    is c(x) = Σ_j G[j, x]·y_j and spread s(x) = Σ_j G[j, x]·|y_j − c(x)|² (Σ_j G[j, x] = 1), so
+    for the taxel loads N = G·P exactly (law of total variance)
+        m2(N) = Σ_x P_x·s(x) / Σ P  +  Var_P(c(x)):
+    the first term is the floor (what the kernel and the taxel cells add, load-weighted over the
+    footprint, not one point's), the second the footprint's spread as the taxels map it.
+    Returns (published loads, floor [m²], Var_P(c) [m²], N = G·P (34,) [N]: the taxels' normal
+    loads before the pad's remainder, s(x) [m²] at the footprint's highest-pressure point: the
+    floor of one point load at the contact's place)."""
+    dm = sim.contacts.distributed
+    f = np.array([[0.0, -force, 0.0]])
+    t = dm.solve(sim.data, np.array([INDEX]), np.array([geom]), f, np.array([force]), f, np.array([1.0]), fine=False)
+    r = dm.taxel_readings(t).reshape(5, -1, 3)[INDEX, :34]
+    published = -(r * dm._slot_normals[INDEX, :34]).sum(axis=1)
+    G = t.grid.GT.take(t.flat[0], axis=0)[:, :34]                         # (K, 34) per footprint point
+    G = G / G.sum(axis=1, keepdims=True)
+    y = sim.contacts.pads[INDEX].positions                                # (34, 3) taxel positions
+    c = G @ y                                                              # (K, 3) centroid per point
+    spread = (G * ((y[None, :, :] - c[:, None, :]) ** 2).sum(axis=2)).sum(axis=1)
+    P = t.Pn[0]
+    floor = float(P @ spread / P.sum())
+    cbar = (P @ c) / P.sum()
+    var = float(P @ ((c - cbar) ** 2).sum(axis=1) / P.sum())
+    peak = int(np.argmax(P * t.grid.inv_area_flat.take(t.flat[0])))
+    return published, floor, var, P @ G, float(spread[peak])
+
+
+def field_floor(pixel_load, step=2):
+    """The sensing-plane field's point-load floor [m²], load-weighted over the footprint: Σ_x
+    p_x·s_k(x) / Σ p, s_k(x) the second moment of the (pad-normalised) kernel of a point at x."""
+    pad = pad_taxels("right")[INDEX]
+    x, _, flat = sensing._grid_areas(pad, 1)
+    y, a_y, _ = sensing._grid_areas(pad, step)
+    load = pixel_load[flat]
+    keep = load > 0
+    x, load = x[keep], load[keep]
+    k = sensing.layer_kernel(((y[:, None, :] - x[None, :, :]) ** 2).sum(axis=2)) * a_y[:, None]
+    k /= k.sum(axis=0, keepdims=True)                                     # (Y, X)
+    c = k.T @ y                                                            # (X, 3)
+    s_k = (k * ((y[:, None, :] - c[None, :, :]) ** 2).sum(axis=2)).sum(axis=0)
+    return float(load @ s_k / load.sum())
+
+
 def slope(loads, values):
     return float(np.polyfit(np.log(loads), np.log(values), 1)[0])
 

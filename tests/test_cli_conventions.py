@@ -159,9 +159,15 @@ def test_a_signal_during_a_file_command_exits_128_plus_it(capsys, monkeypatch, r
 
     monkeypatch.setattr(inspect_module, "inspect_file", signalled)
     monkeypatch.setattr(repair, "recover", signalled)
+    # A process started with SIGINT ignored (`cmd &` in a script, nohup) keeps ignoring it, as
+    # every Unix tool does; this test is about an interactive Ctrl-C, so it restores Python's own.
+    previous_sigint = signal.signal(signal.SIGINT, signal.default_int_handler)
     argv = [command, str(recording)] + ([str(tmp_path / "out.mcap")] if command == "recover" else [])
     before = signal.getsignal(signal.SIGTERM)
-    code, out, err = cli(capsys, *argv)
+    try:
+        code, out, err = cli(capsys, *argv)
+    finally:
+        signal.signal(signal.SIGINT, previous_sigint)
     assert code == status, err
     assert "Traceback" not in err and out == ""
     assert signal.getsignal(signal.SIGTERM) == before  # main restored the process's handler

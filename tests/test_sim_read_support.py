@@ -20,7 +20,7 @@ def _compare(dm, data, pad, geom, f_loc, f_normal, f_normal_vec, mu, fine):
     """Max |optimised − reference| of taxels [N], image field [N] and stuck fraction."""
     t = dm.solve(data, pad, geom, f_loc, f_normal, f_normal_vec, mu, fine=fine)
     w, Pn, Q, t_hat, stuck, grid = dense_solve(dm, data, pad, geom, f_loc, f_normal, f_normal_vec, mu, fine=fine)
-    ref_taxels = dense_taxel_readings(dm, pad, w, Pn, Q, t_hat, f_loc, grid)
+    ref_taxels = dense_taxel_readings(dm, pad, w, Pn, Q, t_hat, f_loc, grid, mu)
     ref_field = dense_traction_field(pad, w, Pn, Q, t_hat, f_loc, grid)
     got_taxels = dm.taxel_readings(t)
     return (np.abs(got_taxels - ref_taxels).max(), np.abs(dm.traction_field(t) - ref_field).max(),

@@ -27,7 +27,7 @@ from wuji_tactile_device.errors import (DataLayoutError, InvalidMessageError, Me
                                         MetadataMismatchError, MetadataValidationError, TransportError)
 from wuji_tactile_device.contract import DeviceDataTimestamp, encode_metadata_record, encode_tactile_record
 from wuji_tactile_device.streams.tracker import TactileTracker
-from wuji_tactile_device.streams.zenoh_transport import (ATTACHMENT, ZenohTransport, build_config,
+from wuji_tactile_device.streams.zenoh_transport import (ATTACHMENT, PUBLISHER_QOS, ZenohTransport, build_config,
                                                            liveliness_key)
 
 PEER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "zenoh_peer.py")
@@ -448,7 +448,7 @@ def test_sample_callback_routes_by_key_skips_nested_collections_and_refuses_what
     other = ZenohTransport(connect=[endpoint])
     try:
         keys = ["tactile/right", "tactile/right/metadata", "tactile/right/x", "tactile/right/x/metadata"]
-        pubs = {k: other.session.declare_publisher(k, express=True) for k in keys}
+        pubs = {k: other.session.declare_publisher(k, **PUBLISHER_QOS) for k in keys}
         deadline = time.monotonic() + 5
         while not all(p.matching_status.matching for p in pubs.values()) and time.monotonic() < deadline:
             time.sleep(0.01)

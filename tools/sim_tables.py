@@ -1,9 +1,10 @@
 """Issue-21 measurements of the simulated pads (prints tables; `--figures DIR` saves taxel maps).
 
-    python tools/sim_tables.py penetration      # MuJoCo penetration vs the layer model (10–500 g, 8 N edge)
+    python tools/sim_tables.py penetration      # MuJoCo penetration vs the layer model (10–500 g, 0.1–20 N, box edge)
     python tools/sim_tables.py footprint [--figures out/]   # taxel count / second moment vs load, maps
     python tools/sim_tables.py continuity       # 0.25 mm steps at 0.5 N: max share change per step
     python tools/sim_tables.py slip             # the slip scenario's per-taxel cone, stuck fraction, slip speed
+    python tools/sim_tables.py cone             # every scenario: worst per-taxel cone excess, frames past 1 mN
     python tools/sim_tables.py edge             # a sphere moved around the finger: largest taxel share
 
 Not part of the package: a measuring script over `wuji_tactile_device.producers.sim`.
@@ -13,125 +14,99 @@ from __future__ import annotations
 import argparse
 import sys
 
-import mujoco
 import numpy as np
 
 from wuji_tactile_device.producers.sim.contact_model import LAYER_THICKNESS
-from wuji_tactile_device.producers.sim.hand_sim import HandSimulation
-from wuji_tactile_device.producers.sim.model import build_hand_spec
-from wuji_tactile_device.producers.sim.scenarios.base import _pad_points
-from wuji_tactile_device.hands.wuji_hand2 import NUM_ACTUATED_JOINTS, hand_kinematics
 
 SIDE = "right"
 MOUNT = np.array([0.0, 0.0, 0.3])
 
 
-def _finger_pose() -> np.ndarray:
-    q = np.zeros(NUM_ACTUATED_JOINTS)
-    q[4:8] = (0.6, 0.0, 0.65, 0.4)          # index flexed (the slip scenario's pose)
-    return q
-
-
-def pressed_object(kind: str, mass: float, force: float, *, layer_compliance: bool = True,
-                   tilt_deg: float = 0.0, seconds: float = 1.5, axis: np.ndarray | None = None):
-    """An object of `kind` (sphere R 10 mm | box) and `mass` [kg], on a slide along the index pad's normal, no gravity, pushed into the
-    index pad's centre with `force` [N] along the pad normal; returns (MuJoCo penetration [m],
-    solver normal force [N], the layer model's approach δ [m] for that contact, sim)."""
-    q = _finger_pose()
-    spec = build_hand_spec(SIDE, lift_kp=4e4)
-    spec.option.gravity = [0.0, 0.0, 0.0]
-    c, n, R = _pad_points(SIDE, q)["index"]
-    push = n if axis is None else axis       # slide and push direction (outward contact normal)
-    body = spec.worldbody.add_body(name="obj")
-    # A slide along the pad normal: a free body rolls off the convex pad; the slide keeps the
-    # object's inverse mass 1/m along the normal, which is what sets MuJoCo's penetration.
-    body.add_joint(name="obj_slide", type=mujoco.mjtJoint.mjJNT_SLIDE, axis=list(push))
-    if kind == "sphere":
-        size, gtype = [0.01, 0, 0], mujoco.mjtGeom.mjGEOM_SPHERE
-        centre = MOUNT + c + n * size[0]
-        quat = [1, 0, 0, 0]
-    else:                                   # a box face (or, tilted, an edge) on the pad
-        size, gtype = [0.004, 0.006, 0.004], mujoco.mjtGeom.mjGEOM_BOX
-        t = np.radians(tilt_deg)
-        Rb = np.stack([R[:, 0], np.cross(n, R[:, 0]), n], axis=1)
-        # tilted about its own axis across the finger: the lowest edge crosses the pad cylinder
-        Rt = Rb @ np.array([[1, 0, 0], [0, np.cos(t), -np.sin(t)], [0, np.sin(t), np.cos(t)]])
-        qb = np.zeros(4)
-        mujoco.mju_mat2Quat(qb, np.ascontiguousarray(Rt).ravel())
-        quat = list(qb)
-        reach = float(np.abs(Rt.T @ n) @ np.asarray(size))
-        centre = MOUNT + c + n * (reach + 1e-4)
-    body.pos = list(centre)
-    body.quat = quat
-    body.add_geom(name="obj_geom", type=gtype, size=size, mass=mass, friction=[1.0, 0.005, 0.0001], condim=4)
-    sim = HandSimulation(SIDE, spec, ["obj_geom"], layer_compliance=layer_compliance)
-    sim.data.qpos[sim.qpos_adr] = q          # start in the pose (the object sits at the pad)
-    # Hold the finger on its joint limits (range = the pose ± 1 mrad): the servos would yield
-    # under 8 N; the penetration does not depend on how the finger is held (Â is fixed).
-    jnt = [sim.model.joint(n).id for n in hand_kinematics(SIDE).joint_names]
-    sim.model.jnt_range[jnt] = np.stack([q - 1e-3, q + 1e-3], axis=1)
-    sim.set_joint_targets(q)
-    sim.set_lift(0.0)
-    mujoco.mj_forward(sim.model, sim.data)
-    bid = sim.model.body("obj").id
-    frames = int(seconds / 0.01)
-    for k in range(frames):
-        ramp = min(1.0, (k + 1) / (0.5 * frames))
-        sim.data.xfrc_applied[bid, :3] = -push * force * ramp
-        sim.step_frame()
-    d = sim.data
-    obj = sim.object_geom_ids[0]
-    g = d.contact.geom[:d.ncon]
-    sel = np.flatnonzero(((g == obj).any(axis=1)) & (d.contact.efc_address[:d.ncon] >= 0))
-    pen = float(-d.contact.dist[sel].min()) if sel.size else 0.0
-    fn = 0.0
-    for i in sel:
-        f6 = np.zeros(6)
-        mujoco.mj_contactForce(sim.model, d, int(i), f6)
-        fn += f6[0]
-    return pen, fn, _layer_delta(sim, fn), sim
-
-
-def contact_normal(sim: HandSimulation) -> np.ndarray:
-    """World outward normal of the (first) pad–object contact, from the pad to the object."""
-    d = sim.data
-    i = int(np.flatnonzero((d.contact.geom[:d.ncon] == sim.object_geom_ids[0]).any(axis=1))[0])
-    nrm = d.contact.frame[i][:3].copy()
-    return nrm if d.contact.geom[i][1] == sim.object_geom_ids[0] else -nrm
-
-
-def _layer_delta(sim: HandSimulation, fn: float) -> float:
-    """The distributed model's approach δ for the index pad's object contact (its own quadrature)."""
-    cm = sim.contacts.distributed
-    pad = np.array([1])
-    geom = sim.object_geom_ids[:1]
-    quad = cm.pixel_quad
-    local = cm._transforms(sim.data, pad, geom) @ quad.points_h.take(pad, axis=0)
-    sdf = cm._sdf(geom, local)
-    _, _, lam = cm.weights(sim.data, quad, pad, geom, np.array([fn]))
-    return float(lam[0] - sdf.min())
+def _compliance():
+    """The held press fixture shared with the tests (tests/compliance_helpers.py)."""
+    _helpers()
+    import compliance_helpers as ch
+    return ch
 
 
 def penetration_table() -> None:
-    print("| object | mass | MuJoCo penetration at 0.5 N [mm] | layer model δ [mm] | ratio | default contact [mm] |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for kind in ("sphere", "box"):
-        for mass in (0.01, 0.05, 0.1, 0.5):
-            pen, fn, delta, _ = pressed_object(kind, mass, 0.5)
-            pen0, _, _, _ = pressed_object(kind, mass, 0.5, layer_compliance=False)
-            print(f"| {kind} | {mass * 1e3:.0f} g | {pen * 1e3:.3f} (F {fn:.3f} N) | {delta * 1e3:.3f} | {pen / delta:.3f} | {pen0 * 1e3:.3f} |")
+    """MuJoCo's penetration against the layer model's approach δ: every shape × mass × load up to
+    2 N (ratio = MuJoCo / layer), a tilt sweep of the box face, and the saturation past the layer's
+    thickness up to 20 N (box edge included), with MuJoCo's default contact beside."""
+    ch = _compliance()
+    loads = (0.1, 0.2, 0.5, 1.0, 2.0)
+    print("Ratio MuJoCo penetration / layer model δ (held fixture, no gravity):")
     print()
-    print("| object (100 g), layer vs default contact | push [N] | solver normal force [N] | penetration [mm] | / layer thickness |")
-    print("|---|---:|---:|---:|---:|")
-    for kind, tilt in (("sphere", 0.0), ("box", 0.0), ("box", 45.0)):
-        for force in (0.5, 2.0, 8.0, 20.0):
-            for lc in (True, False):
-                pen, fn, _, _ = pressed_object(kind, 0.1, force, tilt_deg=tilt, layer_compliance=lc)
-                what = f"{kind}{' edge 45°' if tilt else ''}, {'layer' if lc else 'default'}"
-                if fn == 0.0:
-                    print(f"| {what} | {force:g} | 0 (no contact at the end: pushed through or off) | — | — |")
-                else:
-                    print(f"| {what} | {force:g} | {fn:.2f} | {pen * 1e3:.3f} | {pen / LAYER_THICKNESS:.2f} |")
+    print("| object | mass | " + " | ".join(f"{f:g} N" for f in loads) + " | δ layer at 0.5 N [mm] | contacts |")
+    print("|---|---:|" + "---:|" * len(loads) + "---:|---:|")
+    for kind in ("sphere", "cylinder", "box", "plate", "edge"):
+        for mass in (0.01, 0.05, 0.1, 0.5):
+            cells, ref = [], (0.0, 0)
+            for force in loads:
+                pen, fn, nc, delta, _ = ch.pressed_object(kind, mass, force)
+                cells.append(f"{pen / delta:.3f}" if fn > 0 else "lost")
+                if force == 0.5:
+                    ref = (delta, nc)
+            print(f"| {kind} | {mass * 1e3:.0f} g | " + " | ".join(cells) + f" | {ref[0] * 1e3:.3f} | {ref[1]} |")
+    print()
+    print("Box face (100 g, 0.5 N) turned about the finger's cross axis:")
+    print()
+    print("| tilt [deg] | MuJoCo penetration [mm] | contacts | layer δ [mm] | ratio |")
+    print("|---:|---:|---:|---:|---:|")
+    for tilt in (0.0, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0):
+        pen, fn, nc, delta, _ = ch.pressed_object("box", 0.1, 0.5, tilt_deg=tilt)
+        print(f"| {tilt:g} | {pen * 1e3:.3f} | {nc} | {delta * 1e3:.3f} | {pen / delta:.3f} |")
+    print()
+    print("Past the layer's thickness (100 g; penetration [mm], / layer thickness in brackets):")
+    print()
+    print("| object | push [N] | solver normal force [N] | layer contact | layer model δ (unbounded Winkler) | MuJoCo default contact |")
+    print("|---|---:|---:|---:|---:|---:|")
+    h = LAYER_THICKNESS
+    for kind in ("sphere", "box", "edge"):
+        for force in (0.5, 1.0, 2.0, 4.0, 6.0, 8.0, 20.0):
+            pen, fn, _, delta, _ = ch.pressed_object(kind, 0.1, force)
+            pen0, fn0, _, _, _ = ch.pressed_object(kind, 0.1, force, layer_compliance=False)
+            p0 = f"{pen0 * 1e3:.3f} ({pen0 / h:.2f})" if fn0 > 0 else "lost contact"
+            print(f"| {kind} | {force:g} | {fn:.2f} | {pen * 1e3:.3f} ({pen / h:.2f}) | {delta * 1e3:.3f} ({delta / h:.2f}) | {p0} |")
+    print()
+    print("In the scenarios:")
+    print()
+    scenario_penetration_table()
+
+
+def scenario_penetration_table() -> None:
+    """In the scenarios (seed 0, right hand): MuJoCo's deepest penetration of each pad's contacts
+    with the object against the layer model's δ for the same contact and solver normal force."""
+    import mujoco
+    from wuji_tactile_device.producers.sim.producer import SimProducer
+    from wuji_tactile_device.producers.sim.scenarios import make_scenario
+    fingers = ("thumb", "index", "middle", "ring", "pinky")
+    print("| scenario, time | pad (MuJoCo contacts) | solver normal force [N] | MuJoCo penetration [mm] | layer δ [mm] | ratio |")
+    print("|---|---|---:|---:|---:|---:|")
+    for name, at in (("press", 9.0), ("grasp-sphere", 8.0), ("grasp-box", 8.0), ("slip", 2.9)):
+        prod = SimProducer(make_scenario(name))
+        while prod.next_frame() is not None and not prod.finished and prod.sim.time_ns * 1e-9 < at - 1e-9:
+            pass
+        sim = prod.sim
+        m, d, cm = sim.model, sim.data, sim.contacts.distributed
+        for p, b in enumerate(sim.distal_bodies):
+            for g in sim.object_geom_ids:
+                sel = [i for i in range(d.ncon) if d.contact.efc_address[i] >= 0 and g in d.contact.geom[i]
+                       and b in m.geom_bodyid[d.contact.geom[i]]]
+                fn = 0.0
+                for i in sel:
+                    f6 = np.zeros(6)
+                    mujoco.mj_contactForce(m, d, i, f6)
+                    fn += f6[0]
+                if fn < 0.05:
+                    continue
+                pad, geom = np.array([p]), np.array([g])
+                local = cm._transforms(d, pad, geom) @ cm.pixel_quad.points_h.take(pad, axis=0)
+                _, _, lam = cm.weights(d, cm.pixel_quad, pad, geom, np.array([fn]))
+                delta = float(lam[0] - cm._sdf(geom, local).min())
+                pen = float(-d.contact.dist[sel].min())
+                print(f"| {name}, {at:g} s | {fingers[p]} ({len(sel)}) | {fn:.3f} | {pen * 1e3:.3f} | {delta * 1e3:.3f} | "
+                      f"{pen / delta:.2f} |")
 
 
 def _helpers():
@@ -152,61 +127,59 @@ CASES = (("sphere", 0.005), ("sphere", 0.010), ("sphere", 0.020), ("cylinder", 0
 
 def footprint_table(figures: str | None) -> None:
     """Per case and load on the 34 published index taxels: taxels above 5 % of the peak, their
-    second moment m2 [mm²]; the model's continuous fields: the surface pressure's m2 and the
-    sensing-plane field's m2; and each m2 minus its point-load value (the load-independent part:
-    kernel spread + taxel discretisation; variances add under a convolution)."""
+    second moment m2 [mm²], its load-weighted point-load floor (`sensing_helpers.taxel_floor`) and m2 − floor;
+    the model's continuous fields: the sensing-plane field's area above 5 % of its peak, its m2,
+    its floor (`sensing_helpers.field_floor`) and m2 − floor, and the surface pressure's m2 (variances add under
+    a convolution: m2 − floor estimates the footprint's own m2)."""
     cmh, sh = _helpers()
     from wuji_tactile_device.producers.sim import sensing
     from wuji_tactile_device.producers.sim.taxels import pad_taxels
     pad = pad_taxels(SIDE)[cmh.INDEX]
     x_pix, _, flat = sensing._grid_areas(pad, 1)
-    print("| case | F [N] | taxels > 5 % peak | taxel m2 [mm²] | sensing-plane field m2 | surface pressure m2 | "
-          "taxel m2 − point load | field m2 − point load |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("| case | F [N] | taxels > 5 % peak | field area > 5 % [mm²] | taxel m2 [mm²] | taxel floor | "
+          "taxel m2 − floor | field m2 | field floor | field m2 − floor | surface pressure m2 |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     summary = []
     for kind, radius in CASES:
         sim, g = cmh.object_on_index_pad(kind, radius=radius)
         rows = []
         maps = []
         for F in LOADS:
-            t = sh.published_taxels(sim, g, F)
+            t, floor_t, _, _, point_t = sh.taxel_floor(sim, g, F)
             _, pix = sh.index_taxels(sim, g, F)
             y, fy, ay = sh.continuous_field(pix)
-            load = pix[flat]
+            p = fy / ay
             m2_t = 1e6 * sh.second_moment(pad.positions, np.maximum(t, 0))
             m2_f = 1e6 * sh.second_moment(y, fy)
-            m2_s = 1e6 * sh.second_moment(x_pix, load)
-            rows.append((int(np.sum(t > 0.05 * t.max())), m2_t, m2_f, m2_s))
+            m2_s = 1e6 * sh.second_moment(x_pix, pix[flat])
+            floor_f = 1e6 * sh.field_floor(pix)
+            rows.append((int(np.sum(t > 0.05 * t.max())), 1e6 * float(ay[p > 0.05 * p.max()].sum()),
+                         m2_t, 1e6 * floor_t, m2_f, floor_f, m2_s, 1e6 * point_t))
             maps.append((F, t, pix))
-        # point load at the footprint's peak pixel (the same position): the floor of each measure
-        peak = int(np.argmax(maps[0][2]))
-        unit = np.zeros_like(maps[0][2])
-        unit[peak] = 1.0
-        G = sim.contacts.distributed.influence[cmh.INDEX][:34]
-        t0 = G @ unit
-        y0, f0, _ = sh.continuous_field(unit)
-        floor_t = 1e6 * sh.second_moment(pad.positions, t0)
-        floor_f = 1e6 * sh.second_moment(y0, f0)
         r = np.array(rows)
-        for F, (cnt, m2_t, m2_f, m2_s) in zip(LOADS, rows, strict=True):
-            print(f"| {kind} R {radius * 1e3:g} mm | {F:g} | {cnt} | {m2_t:.2f} | {m2_f:.2f} | {m2_s:.3f} | "
-                  f"{m2_t - floor_t:.3f} | {m2_f - floor_f:.3f} |")
-        s_count = sh.slope(LOADS, r[:, 0])
-        s_t, s_f, s_s = sh.slope(LOADS, r[:, 1]), sh.slope(LOADS, r[:, 2]), sh.slope(LOADS, r[:, 3])
-        dt, df = r[:, 1] - floor_t, r[:, 2] - floor_f
+        for F, row in zip(LOADS, r, strict=True):
+            cnt, area, m2_t, fl_t, m2_f, fl_f, m2_s, _ = row
+            print(f"| {kind} R {radius * 1e3:g} mm | {F:g} | {int(cnt)} | {area:.2f} | {m2_t:.3f} | {fl_t:.3f} | "
+                  f"{m2_t - fl_t:.3f} | {m2_f:.3f} | {fl_f:.3f} | {m2_f - fl_f:.3f} | {m2_s:.3f} |")
+        dt, df, dp = r[:, 2] - r[:, 3], r[:, 4] - r[:, 5], r[:, 2] - r[:, 7]
+        s_dp = sh.slope(LOADS, dp) if (dp > 0).all() else float("nan")
         s_dt = sh.slope(LOADS, dt) if (dt > 0).all() else float("nan")
         s_df = sh.slope(LOADS, df) if (df > 0).all() else float("nan")
-        monotone = bool(np.all(np.diff(r[:, 0]) >= 0) and np.all(np.diff(r[:, 1]) > 0))
-        summary.append((f"{kind} R {radius * 1e3:g} mm", s_count, s_t, s_f, s_s, s_dt, s_df, floor_t, monotone))
+        monotone = bool(np.all(np.diff(r[:, 0]) >= 0) and np.all(np.diff(r[:, 2]) > 0))
+        summary.append((f"{kind} R {radius * 1e3:g} mm", sh.slope(LOADS, r[:, 0]), sh.slope(LOADS, r[:, 1]),
+                        sh.slope(LOADS, r[:, 2]), sh.slope(LOADS, r[:, 4]), s_dt, s_df, sh.slope(LOADS, r[:, 6]),
+                        monotone, bool(np.all(np.diff(dt) > 0)), s_dp, float(r[:, 7].min()), float(r[:, 7].max())))
         if figures:
             _save_maps(figures, f"{kind}_R{radius * 1e3:g}mm", pad, maps)
     print()
-    print("| case | slope taxel count | slope taxel m2 | slope sensing-field m2 | slope surface m2 | "
-          "taxel m2 / field m2 slope | slope (taxel m2 − floor) | slope (field m2 − floor) | ratio | taxel floor [mm²] | monotone |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
-    for name, sc, st, sf, ss, sdt, sdf, fl, mono in summary:
-        print(f"| {name} | {sc:.3f} | {st:.3f} | {sf:.3f} | {ss:.3f} | {st / sf:.2f} | {sdt:.3f} | {sdf:.3f} | "
-              f"{sdt / sdf:.2f} | {fl:.2f} | {'yes' if mono else 'NO'} |")
+    print("| case | slope taxel count / field area | ratio | slope taxel m2 / field m2 | ratio | "
+          "slope (m2 − floor) taxels / field | ratio | slope surface m2 | count and m2 monotone | m2 − floor monotone | "
+          "one-point floor [mm²] | slope (m2 − one-point floor) / field | ratio |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|")
+    for name, sc, sa, st, sf, sdt, sdf, ss, mono, mono_d, sdp, p_lo, p_hi in summary:
+        print(f"| {name} | {sc:.3f} / {sa:.3f} | {sc / sa:.2f} | {st:.3f} / {sf:.3f} | {st / sf:.2f} | "
+              f"{sdt:.3f} / {sdf:.3f} | {sdt / sdf:.2f} | {ss:.3f} | {'yes' if mono else 'NO'} | {'yes' if mono_d else 'NO'} | "
+              f"{p_lo:.2f}–{p_hi:.2f} | {sdp:.3f} / {sdf:.3f} | {sdp / sdf:.2f} |")
 
 
 def _save_maps(out: str, name: str, pad, maps) -> None:
@@ -269,11 +242,9 @@ def slip_table() -> None:
             break
         r = prod.reading
         tp = r.taxel_forces.astype(np.float64)[40:74]          # index taxels, own axes (z normal)
-        normal = np.abs(tp[:, 2])
-        shear = np.hypot(tp[:, 0], tp[:, 1])
         ideal = r.taxel_forces_distal[40:74]
-        rows.append((prod.sim.time_ns * 1e-9, float(np.max(shear - 1.0 * normal)), frame.extras["pad_slip"][1].copy(),
-                     float(np.linalg.norm(ideal.sum(axis=0)))))
+        rows.append((prod.sim.time_ns * 1e-9, float(np.max(_cone_excess(tp, _solver_mu(prod.sim.data)))),
+                     frame.extras["pad_slip"][1].copy(), float(np.linalg.norm(ideal.sum(axis=0)))))
         if prod.finished:
             break
     t = np.array([x[0] for x in rows])
@@ -287,12 +258,12 @@ def slip_table() -> None:
     gross = int(np.argmax(drag & (stuck == 0.0))) if np.any(drag & (stuck == 0.0)) else -1
     print("| measure | value | criterion |")
     print("|---|---:|---|")
-    print(rf"| max over frames and taxels of \|shear\| − μ\|normal\| | {excess.max() * 1e3:.3f} mN | ≤ 1 mN |")
+    print(rf"| max over frames and taxels of \|shear\| − μ\|normal\| | {excess.max() * 1e3:.6f} mN | ≤ 1 mN |")
     for lo, hi, what in ((0, 0.5, "stuck fraction ≥ 0.5"), (0.0, 1e-9, "gross slip (stuck 0)"),
                          (1e-9, 0.5, "partial slip, stuck < 0.5")):
         sel = (stuck >= lo) & (stuck <= hi) if what != "stuck fraction ≥ 0.5" else stuck >= 0.5
         if sel.any():
-            print(f"| … in frames with {what} | {excess[sel].max() * 1e3:.3f} mN | ≤ 1 mN |")
+            print(f"| … in frames with {what} | {excess[sel].max() * 1e3:.6f} mN | ≤ 1 mN |")
     print(f"| stuck fraction at the drag start ({sc.DRAG_START:g} s) | {stuck[np.argmin(np.abs(t - sc.DRAG_START))]:.3f} | 1 |")
     print(f"| stuck fraction before the drag (min) | {stuck[~drag & (t > 1.0)].min():.3f} | 1 |")
     print(f"| first frame with stuck < 1 / first with stuck 0 | {t[first]:.2f} s / {t[gross]:.2f} s | falls before gross slip |")
@@ -302,6 +273,43 @@ def slip_table() -> None:
     ratio = speed[late] / np.abs(vrel[late])
     print(f"| slip speed / object–pad relative speed once sliding (mean, min–max) | {ratio.mean():.3f} "
           f"({ratio.min():.3f}–{ratio.max():.3f}) | within 10 % |")
+
+
+def _solver_mu(data: mujoco.MjData) -> float:
+    """The friction coefficient the solver used this frame (largest over the contacts; 0 without)."""
+    return float(data.contact.friction[:data.ncon, 0].max(initial=0.0))
+
+
+def _cone_excess(taxels: np.ndarray, mu: float) -> np.ndarray:
+    """|shear| − μ·|normal| [N] of published taxel forces (n, 3) in their own axes (+Z the normal)."""
+    return np.hypot(taxels[:, 0], taxels[:, 1]) - mu * np.abs(taxels[:, 2])
+
+
+CONE_SCENARIOS = ("press", "lift", "nail-contact", "grasp-sphere", "grasp-cylinder", "grasp-box", "release", "slip", "roll")
+
+
+def cone_table() -> None:
+    """Every frame of each scenario, all 176 published taxels (float32, own axes): the largest
+    |shear| − μ·|normal| (μ: the solver's), and the frames where it passes 1 mN."""
+    from wuji_tactile_device.producers.sim.producer import SimProducer
+    from wuji_tactile_device.producers.sim.scenarios import make_scenario
+    print("| scenario | frames | frames with contact | worst \\|shear\\| − μ\\|normal\\| [mN] | frames > 1 mN (times) |")
+    print("|---|---:|---:|---:|---|")
+    for name in CONE_SCENARIOS:
+        prod = SimProducer(make_scenario(name))
+        n = loaded = 0
+        worst, over = 0.0, []
+        while not prod.finished:
+            if prod.next_frame() is None:
+                break
+            r = prod.reading
+            n += 1
+            loaded += r.num_contacts > 0
+            e = float(_cone_excess(r.taxel_forces.astype(np.float64), _solver_mu(prod.sim.data)).max())
+            worst = max(worst, e)
+            if e > 1e-3:
+                over.append(f"{prod.sim.time_ns * 1e-9:.2f} s: {e * 1e3:.2f}")
+        print(f"| {name} | {n} | {loaded} | {worst * 1e3:.6f} | {len(over)}{' (' + ', '.join(over) + ')' if over else ''} |")
 
 
 def edge_table() -> None:
@@ -325,7 +333,7 @@ def edge_table() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("table", choices=["penetration", "footprint", "continuity", "slip", "edge"])
+    ap.add_argument("table", choices=["penetration", "footprint", "continuity", "slip", "cone", "edge"])
     ap.add_argument("--figures", help="directory for the taxel-map PNGs (footprint)")
     a = ap.parse_args(argv)
     if a.table == "penetration":
@@ -336,6 +344,8 @@ def main(argv: list[str] | None = None) -> int:
         continuity_table()
     elif a.table == "edge":
         edge_table()
+    elif a.table == "cone":
+        cone_table()
     else:
         slip_table()
     return 0

@@ -2,39 +2,41 @@
 
 The distributed contact model reads the pad as a thin bonded layer (Winkler foundation):
 p = K·u, K = E_c / h (`contact_model.STIFFNESS`), so a body pressed into the pad with normal
-force F sinks by the approach δ(F) that makes Σ A·K·max(δ − g, 0) = F. MuJoCo's soft contact
-instead settles where its reference acceleration balances the solver's regulariser:
-
-    F = K_ref · d(r)² · r / (Â · (1 − d(r))),
-
-r the penetration, d(r) the impedance (`solimp`), Â the constraint's diagonal approximation — the
-sum of the two bodies' translational `body_invweight0` (a constant of the pair, fixed at compile
-time) — and K_ref the reference stiffness (`solref` given directly as (−K_ref·d_max², −B·d_max)).
-Because Â holds the object's inverse mass, one geom-level stiffness makes the penetration depend
-on the object's mass. Here every (distal segment, object geom) pair is an explicit contact pair
-whose K_ref is set from that pair's Â after compiling, so the penetration MuJoCo solves at the
-reference load `REFERENCE_FORCE` equals the layer's indentation there, whatever the object's mass.
-
-The layer's indentation for the pair's shape (its curvature against the pad cylinder of radius
-R_p, the pad's cylindrical length L) on a Winkler layer:
+force F sinks by the approach δ(F) that makes Σ A·K·max(δ − g, 0) = F. For the contact shapes
+of a primitive on the pad cylinder (radius R_p) this is a power law F = C·δⁿ (`layer_law`):
 - sphere / ellipsoid (radius R; an ellipsoid by its smallest semi-axis) and cylinder / capsule
-  across the finger (point contacts): F = K·π·√(R₁R₂)·δ², R₁ = R, 1/R₂ = 1/R + 1/R_p (sphere) or
-  R₁ = R_p, R₂ = R (crossed cylinders);
-- box / plane (a flat face): F = K·π·R_p·δ², the face meeting the pad's curvature in both
-  directions. A face exactly parallel to the pad cylinder would make a line contact
-  (F = K·L·(4/3)·√(2R_p)·δ^{3/2}, L the pad's length, ≈ 3× stiffer at 0.5 N), but a tilt of a
-  fraction of a degree — the pad's own deflection under load — already lifts one end: the flat
-  pads of the scenarios load as the point contact (measured, docs/sim.md).
+  across the finger (point contacts, a paraboloid gap x²/2R₁ + y²/2R₂): C = K·π·√(R₁R₂), n = 2,
+  R₁ = R, 1/R₂ = 1/R + 1/R_p (sphere) or R₁ = R_p, R₂ = R (crossed cylinders);
+- box / plane (a flat face along the pad, a line contact of length L = the face's longer side,
+  at most the pad cylinder's length): C = K·L·(4/3)·√(2R_p), n = 3/2.
 
-The impedance rises linearly from `SOLIMP[0]` = 0.85 to `SOLIMP[1]` = 0.9999 over a width equal
-to the layer's thickness: the contact stiffens as it sinks (F ∝ r·d²/(1 − d): ≈ 1.6× the secant
-stiffness at half the thickness, 30× at 90 %) and past the thickness it is ≈ 2000× stiffer than at
-first touch, so a body cannot sink through the layer (≈ 1.5 mm at 20 N where MuJoCo's default
-contact sinks 8 mm). Damping: B = 2·√K_ref (critical in MuJoCo's reference dynamics, as its own positive solref).
+MuJoCo's soft contact settles where its reference acceleration balances the solver's regulariser:
+
+    F_c = K_ref · d(r)² · r / (Â · (1 − d(r))),
+
+per contact, r its penetration, d(r) the impedance (`solimp`), Â the constraint's diagonal
+approximation — the sum of the two bodies' translational `body_invweight0` (a constant of the
+pair, fixed at compile time: it holds the object's inverse mass, so one geom-level stiffness makes
+the penetration depend on the mass) — and K_ref the reference stiffness (`solref` given directly
+as (−K_ref·d_max², −B·d_max)). MuJoCo's collider gives a sphere or crossed cylinder one contact,
+and a flat face lying along the capsule two (one at each end of the overlap), which share the
+load: `LayerLaw.contacts`.
+
+Every (distal segment, object geom) pair is an explicit contact pair whose parameters are set
+after compiling (`set_pad_stiffness`) from the pair's own Â and its shape's law so that MuJoCo's
+force law touches the layer's at the reference load `REFERENCE_FORCE`: same indentation δ₀
+(K_ref from F_c(δ₀) = F₀ / contacts) and same stiffness (the log-slope r·F_c′/F_c = n at δ₀). The
+impedance rises from `D_FIRST_TOUCH` at first touch to `D_MAX` at the layer's thickness h along
+MuJoCo's solimp curve with a small midpoint (concave: 1 − (1 − r/h)^p); its power p is what makes
+the log-slope n at δ₀ (`pad_solimp`). Past δ₀ MuJoCo stiffens faster than the layer (1 − d → 10⁻⁴
+at h), so a body cannot sink through the layer: the penetration saturates below h where the
+layer's unbounded Winkler law passes it. Damping: B = 2·√K_ref (critical in MuJoCo's
+reference dynamics, as its own positive solref).
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import mujoco
 import numpy as np
@@ -44,23 +46,48 @@ from .contact_model import LAYER_THICKNESS, STIFFNESS
 from .model import distal_geometry
 from .taxels import PAD_BOUNDARY, PAD_TOP_Z
 
-#: Load [N] at which MuJoCo's penetration is matched to the layer's indentation exactly.
+#: Load [N] at which MuJoCo's force law is matched to the layer's (indentation and stiffness).
 REFERENCE_FORCE = 0.5
 #: Damping of the friction rows as a share of the normal row's. With MuJoCo's elliptic cone a
 #: sliding contact's friction rows (reference acceleration −B·v_t) push the surfaces apart: at
-#: the normal row's B the slip scenario's 0.3 N contact slid at 0.035 mm median penetration
-#: (static: 0.23 mm) and lost contact in single frames; at 0.2·B it slides at 0.18–0.23 mm.
-FRICTION_DAMPING_SHARE = 0.5
-#: solimp of the pad contacts: (d0, d_width, width = layer thickness [m], midpoint, power).
-SOLIMP = (0.85, 0.9999, LAYER_THICKNESS, 0.5, 1.0)
+#: the normal row's B the slip scenario's contact lost contact in single frames. At 0.5 with
+#: this normal law the slip scenario's stuck fraction rose once by one pixel step during the
+#: drag (0.548 → 0.577); at 0.4 it falls monotonically (a sensitivity, not a derivation).
+FRICTION_DAMPING_SHARE = 0.4
+#: The impedance at the layer's full thickness (solimp d_max): the regulariser is 10⁻⁴·Â there.
+D_MAX = 0.9999
+#: The impedance at first touch (solimp d0). The solver passes a share 1 − d of the approaching
+#: motion through the contact: the press scenario's guarded 12 mm/s closing hit its pads with
+#: 0.078 / 0.061 / 0.050 N for d0 0.5 / 0.7 / 0.85 (linear ramps; with a ramp from ≈ 0.17:
+#: 0.093 N, over its 0.075 N limit). This law as set: 0.060 N.
+D_FIRST_TOUCH = 0.85
+#: solimp midpoint: the ramp is concave from first touch (it rises fastest there and reaches
+#: D_MAX only at the layer's thickness, with zero slope).
+MIDPOINT = 0.01
+#: solimp placeholder until `set_pad_stiffness` sets each pair's own.
+_PLACEHOLDER_SOLIMP = (D_FIRST_TOUCH, D_MAX, LAYER_THICKNESS, 0.5, 1.0)
 
 _G = mujoco.mjtGeom
 _POINT_CONTACT = {int(_G.mjGEOM_SPHERE), int(_G.mjGEOM_ELLIPSOID), int(_G.mjGEOM_CYLINDER), int(_G.mjGEOM_CAPSULE)}
 
 
-def impedance(r: np.ndarray | float, solimp: Sequence[float] | None = None) -> np.ndarray:
-    """MuJoCo's impedance d(r) for penetration `r` [m] (its solimp sigmoid; default `SOLIMP`)."""
-    d0, dw, width, mid, power = SOLIMP if solimp is None else solimp
+@dataclass(frozen=True)
+class LayerLaw:
+    """The layer's force–indentation law F = coefficient · δ^exponent [N, m] for one contact
+    shape, and how many MuJoCo contacts share that force."""
+
+    coefficient: float
+    exponent: float
+    contacts: int
+
+    def indentation(self, force: float | np.ndarray) -> np.ndarray:
+        """Approach δ [m] under normal `force` [N]."""
+        return (np.asarray(force, dtype=np.float64) / self.coefficient) ** (1.0 / self.exponent)
+
+
+def impedance(r: np.ndarray | float, solimp: Sequence[float]) -> np.ndarray:
+    """MuJoCo's impedance d(r) for penetration `r` [m] (its solimp sigmoid)."""
+    d0, dw, width, mid, power = solimp
     x = np.clip(np.asarray(r, dtype=np.float64) / width, 0.0, 1.0)
     lo = x ** power / mid ** (power - 1)
     hi = 1.0 - (1.0 - x) ** power / (1.0 - mid) ** (power - 1)
@@ -68,41 +95,84 @@ def impedance(r: np.ndarray | float, solimp: Sequence[float] | None = None) -> n
     return d0 + y * (dw - d0)
 
 
-def layer_indentation(geom_type: int, size: np.ndarray, pad_radius: float, pad_length: float,
-                      force: float | np.ndarray, stiffness: float = STIFFNESS, *,
-                      line_contact: bool = False) -> np.ndarray:
-    """The Winkler layer's approach δ [m] under normal `force` [N] for an object of MuJoCo
-    `geom_type`/`size` [m] on the pad (cylinder radius `pad_radius`, length `pad_length` [m]);
-    `line_contact`: a flat face exactly parallel to the pad's cylinder (else its point contact)."""
-    f = np.asarray(force, dtype=np.float64)
+def mujoco_law(r: np.ndarray | float, k_ref: float, inv_weight: float, solimp: Sequence[float]) -> np.ndarray:
+    """MuJoCo's static contact force [N] at penetration `r` [m]: K_ref·d²·r / (Â·(1 − d))."""
+    d = impedance(r, solimp)
+    return k_ref * d * d * np.asarray(r, dtype=np.float64) / (inv_weight * (1.0 - d))
+
+
+def layer_law(geom_type: int, size: np.ndarray, pad_radius: float, pad_length: float,
+              stiffness: float = STIFFNESS) -> LayerLaw:
+    """The Winkler layer's law for an object of MuJoCo `geom_type`/`size` [m] on the pad
+    (cylinder radius `pad_radius`, cylindrical length `pad_length` [m])."""
     t = int(geom_type)
     if t in _POINT_CONTACT:
-        if t == int(_G.mjGEOM_ELLIPSOID):
-            r = float(np.min(size[:3]))
-        else:
-            r = float(size[0])
+        r = float(np.min(size[:3])) if t == int(_G.mjGEOM_ELLIPSOID) else float(size[0])
         if t in (int(_G.mjGEOM_SPHERE), int(_G.mjGEOM_ELLIPSOID)):
             r1, r2 = r, 1.0 / (1.0 / r + 1.0 / pad_radius)
         else:
             r1, r2 = pad_radius, r
-        return np.sqrt(f / (stiffness * np.pi * np.sqrt(r1 * r2)))
-    if line_contact:
-        return (f / (stiffness * pad_length * (4.0 / 3.0) * np.sqrt(2.0 * pad_radius))) ** (2.0 / 3.0)
-    return np.sqrt(f / (stiffness * np.pi * pad_radius))      # flat face on the pad's curvature
+        return LayerLaw(stiffness * np.pi * np.sqrt(r1 * r2), 2.0, 1)
+    length = pad_length if t == int(_G.mjGEOM_PLANE) else min(2.0 * float(np.max(size[:3])), pad_length)
+    return LayerLaw(stiffness * length * (4.0 / 3.0) * np.sqrt(2.0 * pad_radius), 1.5, 2)
 
 
-def reference_stiffness(inv_weight: float, indentation: float, force: float = REFERENCE_FORCE,
-                        solimp: Sequence[float] | None = None) -> float:
-    """K_ref [1/s²] that makes MuJoCo's static penetration under `force` [N] equal `indentation`
-    [m] for a pair whose diagonal approximation is `inv_weight` [1/kg]."""
+def layer_indentation(geom_type: int, size: np.ndarray, pad_radius: float, pad_length: float,
+                      force: float | np.ndarray, stiffness: float = STIFFNESS) -> np.ndarray:
+    """The Winkler layer's approach δ [m] under normal `force` [N] (`layer_law`)."""
+    return layer_law(geom_type, size, pad_radius, pad_length, stiffness).indentation(force)
+
+
+def log_slope(r: float, solimp: Sequence[float]) -> float:
+    """r·F′/F of MuJoCo's static law F ∝ d²·r/(1 − d) at penetration `r` [m] (inside the width):
+    1 + r·d′·(2/d + 1/(1 − d))."""
+    d0, dmax, width, mid, power = solimp
+    x = r / width
+    if x <= mid:
+        dy = power * x ** (power - 1) / mid ** (power - 1)
+    else:
+        dy = power * (1.0 - x) ** (power - 1) / (1.0 - mid) ** (power - 1)
+    d = float(impedance(r, solimp))
+    return 1.0 + x * dy * (dmax - d0) * (2.0 / d + 1.0 / (1.0 - d))
+
+
+def pad_solimp(exponent: float, indentation: float, thickness: float = LAYER_THICKNESS) -> tuple[float, ...]:
+    """solimp (`D_FIRST_TOUCH`, `D_MAX`, thickness, `MIDPOINT`, p) whose power p gives MuJoCo's
+    static law the layer's log-slope `exponent` at penetration `indentation` [m]
+    (`log_slope` = exponent; the smallest such p)."""
+    if not 0.0 < indentation < thickness:
+        raise ValueError(f"compliance: reference indentation {indentation} m is not inside the layer (0, {thickness}) m")
+
+    def miss(p: float) -> float:
+        return log_slope(indentation, (D_FIRST_TOUCH, D_MAX, thickness, MIDPOINT, p)) - exponent
+
+    grid = np.linspace(1.0, 60.0, 591)
+    values = np.array([miss(p) for p in grid])
+    change = np.flatnonzero(np.sign(values[:-1]) != np.sign(values[1:]))
+    if change.size == 0:
+        raise ValueError(f"compliance: no solimp power gives the log-slope {exponent} at {indentation} m "
+                         f"(it spans {values.min() + exponent:.3f}-{values.max() + exponent:.3f})")
+    lo, hi = float(grid[change[0]]), float(grid[change[0] + 1])
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        if np.sign(miss(mid)) == np.sign(values[change[0]]):
+            lo = mid
+        else:
+            hi = mid
+    return (D_FIRST_TOUCH, D_MAX, thickness, MIDPOINT, 0.5 * (lo + hi))
+
+
+def reference_stiffness(inv_weight: float, indentation: float, force: float, solimp: Sequence[float]) -> float:
+    """K_ref [1/s²] that makes MuJoCo's static penetration under `force` [N] (one contact) equal
+    `indentation` [m] for a pair whose diagonal approximation is `inv_weight` [1/kg]."""
     d = float(impedance(indentation, solimp))
     return force * inv_weight * (1.0 - d) / (d * d * indentation)
 
 
 def add_pad_pairs(spec: mujoco.MjSpec, side: str, object_geoms: Sequence[str]) -> list[tuple[str, str]]:
     """Make every (distal segment, object-body geom) contact an explicit pair (the bodies' dynamic
-    contacts excluded) with the layer's solimp; the stiffness is set after compiling
-    (`set_pad_stiffness`). Returns the (distal geom, object geom) names of the pairs added."""
+    contacts excluded); stiffness and impedance are set after compiling (`set_pad_stiffness`).
+    Returns the (distal geom, object geom) names of the pairs added."""
     kin = hand_kinematics(side)
     wanted = set(object_geoms)
     geoms = {g.name: g for g in spec.geoms}
@@ -132,30 +202,37 @@ def add_pad_pairs(spec: mujoco.MjSpec, side: str, object_geoms: Sequence[str]) -
                               condim=max(pad_geom.condim, g.condim),
                               friction=[fr[0], fr[0], fr[1], fr[2], fr[2]],
                               margin=max(pad_geom.margin, g.margin), gap=max(pad_geom.gap, g.gap),
-                              solimp=list(SOLIMP), solref=[-1.0, -1.0])
+                              solimp=list(_PLACEHOLDER_SOLIMP), solref=[-1.0, -1.0])
                 pairs.append((pad_geom.name, g.name))
     return pairs
 
 
+def pair_law(model: mujoco.MjModel, side: str, pair: int) -> LayerLaw:
+    """The layer's law (`layer_law`) of pad pair `pair` (its object geom on its finger's pad)."""
+    name = model.pair(pair).name
+    finger = next(f.finger for f in hand_kinematics(side).fingers if name.startswith(f"pad:{f.links[3].body}:"))
+    geo = distal_geometry(side, finger)
+    g2 = int(model.pair_geom2[pair])
+    return layer_law(model.geom_type[g2], model.geom_size[g2], geo.radius, (PAD_TOP_Z - PAD_BOUNDARY) - geo.z_bottom)
+
+
 def set_pad_stiffness(model: mujoco.MjModel, side: str) -> None:
-    """Set each pad pair's solref from its bodies' `body_invweight0` and the layer's indentation
-    at `REFERENCE_FORCE` for the object's shape (no-op for models without pad pairs)."""
-    prefix = "pad:"
+    """Set each pad pair's solimp and solref from its shape's layer law and its bodies'
+    `body_invweight0` (no-op for models without pad pairs)."""
     for i in range(model.npair):
-        name = model.pair(i).name
-        if not name.startswith(prefix):
+        if not model.pair(i).name.startswith("pad:"):
             continue
+        law = pair_law(model, side, i)
+        delta = float(law.indentation(REFERENCE_FORCE))
+        solimp = pad_solimp(law.exponent, delta)
         g1, g2 = int(model.pair_geom1[i]), int(model.pair_geom2[i])
-        finger = next(f.finger for f in hand_kinematics(side).fingers if name.startswith(f"{prefix}{f.links[3].body}:"))
-        geo = distal_geometry(side, finger)
-        pad_length = (PAD_TOP_Z - PAD_BOUNDARY) - geo.z_bottom
-        delta = float(layer_indentation(model.geom_type[g2], model.geom_size[g2], geo.radius, pad_length, REFERENCE_FORCE))
         inv_w = float(model.body_invweight0[model.geom_bodyid[g1], 0] + model.body_invweight0[model.geom_bodyid[g2], 0])
-        k = reference_stiffness(inv_w, delta)
-        dmax = SOLIMP[1]
-        model.pair_solref[i] = (-k * dmax * dmax, -2.0 * np.sqrt(k) * dmax)
-        model.pair_solreffriction[i] = (-k * dmax * dmax, -FRICTION_DAMPING_SHARE * 2.0 * np.sqrt(k) * dmax)
+        k = reference_stiffness(inv_w, delta, REFERENCE_FORCE / law.contacts, solimp)
+        model.pair_solimp[i] = solimp
+        model.pair_solref[i] = (-k * D_MAX * D_MAX, -2.0 * np.sqrt(k) * D_MAX)
+        model.pair_solreffriction[i] = (-k * D_MAX * D_MAX, -FRICTION_DAMPING_SHARE * 2.0 * np.sqrt(k) * D_MAX)
 
 
-__all__ = ["REFERENCE_FORCE", "SOLIMP", "FRICTION_DAMPING_SHARE", "impedance", "layer_indentation", "reference_stiffness",
-           "add_pad_pairs", "set_pad_stiffness"]
+__all__ = ["REFERENCE_FORCE", "D_MAX", "D_FIRST_TOUCH", "MIDPOINT", "FRICTION_DAMPING_SHARE", "LayerLaw", "impedance",
+           "mujoco_law", "layer_law", "layer_indentation", "log_slope", "pad_solimp", "reference_stiffness",
+           "add_pad_pairs", "pair_law", "set_pad_stiffness"]

@@ -18,8 +18,10 @@ footprint):
 4. One solution per frame (`solve`) on the 0.5 mm image grid when images are asked for, else on
    the 1 mm grid (every second pixel): the images are its field (`traction_field`; pressure
    along each point's normal, friction in its tangent plane), and a taxel reads it carried
-   through the elastomer to its sensitive area (`taxel_readings`, `sensing.py`). Every pad's
-   field, images and taxels sum to its solver force exactly.
+   through the elastomer to its sensitive area (`taxel_readings`, `sensing.py`), its normal along
+   its own normal and its friction in its own tangent plane, the pad's remainder against the
+   solver force placed inside the taxels' friction cones (`cone_spread`). Every pad's field,
+   images and taxels sum to its solver force exactly.
 
 For a sphere of radius R_s on the cylindrical pad (radius R_p) the gap is g ≈ x²/2R₁ + y²/2R₂ with
 R₁ = R_s (along the finger), 1/R₂ = 1/R_s + 1/R_p, so the footprint is an ellipse of area
@@ -46,7 +48,7 @@ if importlib.util.find_spec(f"{__package__}._contact_read") is not None:
 else:
     _native = None  # type: ignore[assignment]
 #: The compiled read's calling convention this module speaks (`CONTACT_READ_ABI` in contact_read.c).
-NATIVE_ABI = 1
+NATIVE_ABI = 2
 if _native is not None and getattr(_native, "ABI", None) != NATIVE_ABI:
     raise ImportError(f"{_native.__file__}: a stale build of the compiled contact read (ABI "
                       f"{getattr(_native, 'ABI', None)}, this package needs {NATIVE_ABI}): rebuild it with `pip install -e .`")
@@ -539,7 +541,7 @@ class DistributedContact:
         Pn, Q, frac = self.traction(w, pad, f_normal_vec, ft_vec, mu, grid, flat, presorted=True,
                                     area=area, area_sum=area_sum, tangent_norm=ft)
         t_hat = ft_vec / np.maximum(ft, 1e-300)[:, None]
-        return Traction(pad, w, Pn, Q, t_hat, f_loc, frac, grid, flat)
+        return Traction(pad, w, Pn, Q, t_hat, f_loc, frac, grid, flat, np.asarray(mu, dtype=np.float64))
 
     def field(self, data, pad, geom, f_loc, f_normal, f_normal_vec=None, mu=None
               ) -> tuple[np.ndarray, np.ndarray]:
@@ -596,14 +598,18 @@ class DistributedContact:
         normal load Σ G·P and the friction Σ G·Q carried through the elastomer to its sensitive
         area, the normal along the taxel's own normal and the friction along the pair's slip
         direction in the taxel's tangent plane — so |shear| ≤ μ·|normal| holds on every taxel
-        — plus each pad's remainder against its solver force (the curvature's few %) spread with
-        the normal load: each pad's taxels sum to its force exactly. Only the influence columns
-        of each footprint's points are read (`Traction.flat`)."""
+        — plus each pad's remainder against its solver force (the curvature's few %) placed
+        inside the taxels' friction cones (`cone_spread`): each pad's taxels sum to its force
+        exactly and stay inside their cones. Only the influence columns of each footprint's
+        points are read (`Traction.flat`)."""
         return self._pad_readings(t.pad, self._pair_readings(t), t.force, 5).reshape(-1, 3)
 
-    def _pair_readings(self, t: Traction) -> tuple[np.ndarray, np.ndarray]:
-        """Each pair's taxel readings (P, slots, 3) [N, distal frame] with its remainder spread
-        when `t`'s pads are distinct, and each pair's normal loads (P, slots) (`taxel_readings`)."""
+    def _pair_readings(self, t: Traction) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each pair's taxel readings (P, slots, 3) [N, distal frame] before the remainder, each
+        pair's normal loads (P, slots) [N] and its friction coefficient (P,) (`taxel_readings`)."""
+        if t.mu is None:
+            raise ValueError("distributed contact: taxel_readings needs the pairs' friction coefficients "
+                             "(Traction.mu; solve() sets it)")
         P, K = t.flat.shape
         g = t.grid.GT.take(t.flat, axis=0)                                         # (P, K, slots)
         x = np.empty((P, 2, K))
@@ -616,27 +622,27 @@ class DistributedContact:
         t_slot /= np.maximum(np.sqrt(_vecdot(t_slot, t_slot)), 1e-300)[..., None]
         t_slot *= s[:, 1, :, None]
         t_slot -= s[:, 0, :, None] * normals                                     # (P, slots, 3)
-        return t_slot, s[:, 0]
+        return t_slot, s[:, 0], t.mu
 
-    def _pad_readings(self, pad: np.ndarray, r: tuple[np.ndarray, np.ndarray], force: np.ndarray,
+    def _pad_readings(self, pad: np.ndarray, r: tuple[np.ndarray, np.ndarray, np.ndarray], force: np.ndarray,
                       blocks: int) -> np.ndarray:
         """(blocks, slots, 3) pair readings `r` (`_pair_readings`) placed in the slot block of
         each pair's `pad` (blocks distinct, or summed per block), each block's remainder against
-        its solver force spread with the normal loads."""
-        r_pair, sn = r
+        its solver force placed inside the taxels' friction cones (`cone_spread`)."""
+        r_pair, sn, mu = r
         if len(set(pad.tolist())) == len(pad):
-            total = _reduce(sn, axis=1)
-            share = sn * (1.0 / np.where(total > 0, total, 1.0))[:, None]      # 0 where no load
-            r_pair += share[..., None] * (force - _reduce(r_pair, axis=1))[:, None, :]
+            normals = self._slot_normals.take(pad % 5, axis=0)        # blocks: scene · 5 + pad (read_many)
+            r_pair += cone_spread(r_pair, sn, normals, mu[:, None], force - _reduce(r_pair, axis=1))
             out = np.zeros((blocks, self.slots, 3))
             out[pad] = r_pair
             return out
         onehot = (pad[:, None] == np.arange(blocks)).astype(np.float64)          # (P, blocks)
         out = (onehot.T @ r_pair.reshape(len(pad), -1)).reshape(blocks, self.slots, 3)
-        sn, force = onehot.T @ sn, onehot.T @ force
-        total = sn.sum(axis=1)
-        share = np.divide(sn, total[:, None], out=np.zeros_like(sn), where=total[:, None] > 0)
-        out += share[..., None] * (force - out.sum(axis=1))[:, None, :]
+        sn_b, force = onehot.T @ sn, onehot.T @ force
+        # A taxel loaded by several pairs: the friction bound Σ_p μ_p·N_p over its normal load Σ_p N_p.
+        mu_b = np.divide(onehot.T @ (mu[:, None] * sn), sn_b, out=np.ones_like(sn_b), where=sn_b > 0)
+        normals = self._slot_normals.take(np.arange(blocks) % 5, axis=0)
+        out += cone_spread(out, sn_b, normals, mu_b, force - out.sum(axis=1))
         return out
 
     def taxel_slots(self, field: np.ndarray) -> np.ndarray:
@@ -663,6 +669,75 @@ class DistributedContact:
         return (field @ pad_rotation).transpose(0, 2, 1).reshape((5, 3) + IMAGE_SHAPE)
 
 
+def cone_capacity(r: np.ndarray, normals: np.ndarray, remainder: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    """(B, S) the largest ω ≥ 0 for which each taxel's reading r + ω·R stays inside its friction
+    cone |shear| ≤ μ·normal (+inf when no ω leaves it): readings `r` (B, S, 3) [N, force ON the
+    taxel], outward taxel normals `normals` (B, S, 3), each block's remainder R `remainder` (B, 3)
+    [N], friction coefficients `mu` (B, S) or broadcastable. With ν = −r·n, τ = r + ν·n, R_n = −R·n,
+    R_t = R + R_n·n the cone holds where f(ω) = |τ + ωR_t|² − μ²(ν + ωR_n)² = Aω² + 2Bω + C ≤ 0
+    (A = |R_t|² − μ²R_n², B = τ·R_t − μ²νR_n, C = min(|τ|² − μ²ν², 0), D = B² − AC); f(0) = C ≤ 0
+    and the cone is convex, so the admissible ω form [0, ω*], ω* the exit root, in the forms
+    without cancellation: B < 0: ω* = (−B + √D)/A if A > 0, else +inf; B ≥ 0: ω* = −C/(B + √D)
+    if D ≥ 0 and B + √D > 0, else 0 if A > 0 (B = C = 0: on the cone, R outward), else +inf."""
+    # Unit normals: |R_t|² = |R|² − R_n², τ·R_t = r·R − ν·R_n, |τ|² = |r|² − ν² (no 3-vector temporaries).
+    k = 1.0 + mu * mu
+    rn = -(normals @ remainder[:, :, None])[..., 0]                               # (B, S) R_n
+    nu = -_vecdot(r, normals)
+    a = _vecdot(remainder, remainder)[:, None] - k * rn * rn
+    b = (r @ remainder[:, :, None])[..., 0] - k * nu * rn
+    c = np.minimum(_vecdot(r, r) - k * nu * nu, 0.0)
+    disc = b * b - a * c
+    root = np.sqrt(np.maximum(disc, 0.0))
+    den = b + root
+    inward = np.where(a > 0, (root - b) / np.where(a > 0, a, 1.0), np.inf)              # B < 0
+    outward = np.where((disc >= 0) & (den > 0), -c / np.where(den > 0, den, 1.0),
+                       np.where(a > 0, 0.0, np.inf))                                  # B ≥ 0
+    return np.where(b < 0, inward, outward)
+
+
+def cone_spread(r: np.ndarray, normal_load: np.ndarray, normals: np.ndarray, mu: np.ndarray,
+                remainder: np.ndarray) -> np.ndarray:
+    """(B, S, 3) the part ω_i·R of each block's remainder R (B, 3) [N] that each of its S taxels
+    takes: Σ_i ω_i = 1 (the block then sums to its solver force exactly) and, where the cones can
+    take R, every taxel stays inside its friction cone (`cone_capacity` ω*_i). Water-filling on
+    the normal-load shares s_i = N_i / Σ N (`normal_load` (B, S) [N]): ω_i = min(ω*_i, L·s_i)
+    with the smallest L ≥ 1 that gives Σ ω_i = 1 — so where no cone binds (L = 1) this is the
+    plain spread with the normal loads, and near gross slip the part a taxel on its cone cannot
+    take goes to the taxels that can. If Σ ω*_i < 1 (the cones cannot take R) every taxel takes
+    its capacity and the rest, (1 − Σ ω*)·R, is spread with the normal loads. A block without
+    normal load takes nothing (R = 0 there: no pair). `normal_load` must be −r·n (the readings'
+    own normal loads, as `_pair_readings` gives them)."""
+    B, S = normal_load.shape
+    total = _reduce(normal_load, axis=1)
+    share = normal_load * (1.0 / np.where(total > 0, total, 1.0))[:, None]    # 0 where no load
+    # Sufficient for every share to fit (the common case, a footprint that sticks somewhere):
+    # s_i·|R|·(1 + μ) ≤ μ·N_i − |shear_i| (|shear_i|² = |r_i|² − N_i², N_i = −r_i·n_i) — then
+    # the capacities are not needed.
+    shear = np.sqrt(np.maximum(_vecdot(r, r) - normal_load * normal_load, 0.0))
+    if (share * (np.sqrt(_vecdot(remainder, remainder))[:, None] * (1.0 + mu)) <= mu * normal_load - shear).all():
+        return share[..., None] * remainder[:, None, :]
+    cap = np.where(share > 0, cone_capacity(r, normals, remainder, mu), 0.0)
+    if (share <= cap).all():              # no cone binds at L = 1: the plain spread
+        return share[..., None] * remainder[:, None, :]
+    brk = np.where(share > 0, cap / np.where(share > 0, share, 1.0), np.inf)       # L where taxel i caps
+    order = np.argsort(brk, axis=1) + _row_offsets(B, S)[:, None]
+    b_s, s_s, c_s = brk.take(order), share.take(order), cap.take(order)
+    # The first k (in breakpoint order) capped: L_k = (1 − Σ_{j<k} ω*_j) / Σ_{j≥k} s_j, valid if L_k ≤ b_k.
+    capped = _accumulate(np.where(np.isfinite(c_s), c_s, 0.0), axis=1) - np.where(np.isfinite(c_s), c_s, 0.0)
+    rest = _accumulate(s_s[:, ::-1], axis=1)[:, ::-1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lev = (1.0 - capped) / rest
+    ok = (rest > 0) & (lev <= b_s)
+    feasible = ok.any(axis=1)
+    k = ok.argmax(axis=1) + _row_offsets(B, S)
+    level = np.where(feasible, lev.take(k), 0.0)
+    omega = np.minimum(cap, level[:, None] * share)
+    if not feasible.all():                # the cones cannot take R: capacity + the rest by load
+        bad = ~feasible & (total > 0)
+        omega[bad] = cap[bad] + (1.0 - _reduce(cap[bad], axis=1))[:, None] * share[bad]
+    return omega[..., None] * remainder[:, None, :]
+
+
 _AXES = np.arange(3)
 _AXES_PX = _AXES * (IMAGE_SHAPE[0] * IMAGE_SHAPE[1])   # axis-major image planes
 
@@ -679,6 +754,7 @@ class Traction(NamedTuple):
     stuck: np.ndarray   # (P,) stuck fraction of the footprint's area
     grid: _Grid       # the points it was solved on
     flat: np.ndarray    # (P, K) the points of each pair's support: indices into grid's (5·M) tables
+    mu: np.ndarray | None = None   # (P,) the pair's friction coefficient (`solve` sets it; the taxels need it)
 
 
 class _Grid(NamedTuple):
@@ -703,5 +779,6 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["DistributedContact", "NATIVE_AVAILABLE", "BACKENDS", "signed_distance", "STIFFNESS", "LAYER_THICKNESS", "CONFINED_MODULUS",
+__all__ = ["DistributedContact", "NATIVE_AVAILABLE", "BACKENDS", "signed_distance", "cone_capacity", "cone_spread",
+           "STIFFNESS", "LAYER_THICKNESS", "CONFINED_MODULUS",
            "TAXEL_GRID_STEP", "SUPPORTED_TYPES"]

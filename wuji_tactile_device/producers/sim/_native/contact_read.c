@@ -6,7 +6,7 @@
  * `_pairs_of`) and `contact_model.DistributedContact` (`_footprint`, `traction`, `_pair_readings`,
  * `_pad_readings`, `solution_images`): contact extraction and the active-pad mask, grouping into
  * (pad, object geom) pairs, the signed distances of the six primitive shapes, the exact level
- * solve, stick and slip, the elastomer's influence sums, the pad remainder, the resultants and
+ * solve, stick and slip, the elastomer's influence sums, the pad remainder (inside the taxels' friction cones: `cone_spread`), the resultants and
  * stuck fractions, and with images the image scatter. The numpy path is the reference; the tests
  * hold the two to 1e-12 of the frame's largest force (tests/test_sim_read_equivalence.py).
  *
@@ -39,7 +39,7 @@
 /* The calling convention's version: `contact_model.py` refuses a build of another one (a stale
  * extension left by an older `pip install -e .`). Raise it with every change of an entry point's
  * arguments or outputs. */
-#define CONTACT_READ_ABI 1
+#define CONTACT_READ_ABI 2
 #define NPAD 5
 #define MAX_SLOTS 64
 #define NCODE 11
@@ -924,19 +924,128 @@ static int solve_pair(Reader *r, const Grid *g, const Poses *ps, Pair *pr, Work 
 }
 
 /* ---------------------------------------------------------------------------------------------
- * The final stage: per-pair influence sums → taxel vectors → each pad's remainder
- * (`DistributedContact._pair_readings` + `_pad_readings`). Kept apart: its formula may change on
- * its own. In: P pairs (pad, t_hat, force) with their normal and friction sums sn, sq (P, S);
- * the taxel slot normals (5, S, 3). Out: out (5, S, 3) [N, distal frame], zeroed here.
+ * The final stage: per-pair influence sums → taxel vectors → each pad's remainder placed inside
+ * the taxels' friction cones (`DistributedContact._pair_readings` + `_pad_readings`,
+ * `contact_model.cone_capacity` / `cone_spread`): cone_capacity1, cone_spread1, final_stage. Kept
+ * apart: its formula may change on its own. In: P pairs (pad, t_hat, force, μ) with their normal
+ * and friction sums sn, sq (P, S); the taxel slot normals (5, S, 3). Out: out (5, S, 3) [N, distal
+ * frame], zeroed here.
  * ------------------------------------------------------------------------------------------- */
+/* `contact_model.cone_capacity` for one taxel: the largest ω ≥ 0 for which r + ω·R stays inside
+ * the cone |shear| ≤ μ·normal (+inf when no ω leaves it); n the outward unit normal. */
+static double cone_capacity1(const double *rv, const double *n, const double *R, double mu)
+{
+    const double k = 1.0 + mu * mu;
+    const double rn = -(n[0] * R[0] + n[1] * R[1] + n[2] * R[2]);
+    const double nu = -(rv[0] * n[0] + rv[1] * n[1] + rv[2] * n[2]);
+    const double a = (R[0] * R[0] + R[1] * R[1] + R[2] * R[2]) - k * rn * rn;
+    const double b = (rv[0] * R[0] + rv[1] * R[1] + rv[2] * R[2]) - k * nu * rn;
+    double c = (rv[0] * rv[0] + rv[1] * rv[1] + rv[2] * rv[2]) - k * nu * nu;
+    c = c < 0.0 ? c : 0.0;
+    const double disc = b * b - a * c;
+    const double root = sqrt(disc > 0.0 ? disc : 0.0);
+    const double den = b + root;
+    if (b < 0)
+        return a > 0 ? (root - b) / a : INFINITY;
+    if (disc >= 0 && den > 0)
+        return -c / den;
+    return a > 0 ? 0.0 : INFINITY;
+}
+
+typedef struct {
+    double b;
+    int j;
+} Brk;
+
+/* `contact_model.cone_spread` for one pad: the weights ω (S,) of its remainder R over its taxels
+ * (readings r (S, 3), normal loads N (S,), outward normals (S, 3), friction coefficients μ (S,)):
+ * Σ ω = 1; water-filling on the normal-load shares up to each taxel's cone capacity. */
+static void cone_spread1(const double *r, const double *N, const double *normals, const double *mu, const double *R,
+                         Py_ssize_t S, double *omega)
+{
+    double total = 0.0;
+    for (Py_ssize_t j = 0; j < S; j++)
+        total += N[j];
+    const double inv = 1.0 / (total > 0 ? total : 1.0);
+    double share[MAX_SLOTS], cap[MAX_SLOTS];
+    const double Rn = sqrt(R[0] * R[0] + R[1] * R[1] + R[2] * R[2]);
+    int fits = 1;
+    for (Py_ssize_t j = 0; j < S; j++) {
+        share[j] = N[j] * inv;     /* 0 where no load */
+        const double *rv = r + 3 * j;
+        double sh = rv[0] * rv[0] + rv[1] * rv[1] + rv[2] * rv[2] - N[j] * N[j];
+        sh = sqrt(sh > 0.0 ? sh : 0.0);
+        if (!(share[j] * (Rn * (1.0 + mu[j])) <= mu[j] * N[j] - sh))
+            fits = 0;
+    }
+    if (!fits) {
+        int binds = 0;
+        for (Py_ssize_t j = 0; j < S; j++) {
+            cap[j] = share[j] > 0 ? cone_capacity1(r + 3 * j, normals + 3 * j, R, mu[j]) : 0.0;
+            binds |= !(share[j] <= cap[j]);
+        }
+        if (binds) {
+            Brk br[MAX_SLOTS];
+            for (Py_ssize_t j = 0; j < S; j++) {
+                br[j].b = share[j] > 0 ? cap[j] / share[j] : INFINITY;
+                br[j].j = (int)j;
+            }
+            for (Py_ssize_t i = 1; i < S; i++) {      /* insertion sort by breakpoint (S ≤ 64) */
+                Brk v = br[i];
+                Py_ssize_t m = i - 1;
+                while (m >= 0 && br[m].b > v.b) {
+                    br[m + 1] = br[m];
+                    m--;
+                }
+                br[m + 1] = v;
+            }
+            double rest[MAX_SLOTS + 1];
+            rest[S] = 0.0;
+            for (Py_ssize_t i = S - 1; i >= 0; i--)
+                rest[i] = rest[i + 1] + share[br[i].j];
+            double capped = 0.0, level = 0.0;
+            int feasible = 0;
+            for (Py_ssize_t i = 0; i < S; i++) {
+                /* the first i (in breakpoint order) capped: L = (1 − Σ_{<i} ω*) / Σ_{≥i} s, valid if L ≤ b_i */
+                const double lev = (1.0 - capped) / rest[i];
+                if (rest[i] > 0 && lev <= br[i].b) {
+                    level = lev;
+                    feasible = 1;
+                    break;
+                }
+                const double c = cap[br[i].j];
+                capped += isfinite(c) ? c : 0.0;
+            }
+            if (!feasible && total > 0) {    /* the cones cannot take R: capacity + the rest by load */
+                double csum = 0.0;
+                for (Py_ssize_t j = 0; j < S; j++)
+                    csum += cap[j];
+                for (Py_ssize_t j = 0; j < S; j++)
+                    omega[j] = cap[j] + (1.0 - csum) * share[j];
+                return;
+            }
+            for (Py_ssize_t j = 0; j < S; j++) {
+                const double l = level * share[j];
+                omega[j] = cap[j] < l ? cap[j] : l;
+            }
+            return;
+        }
+    }
+    for (Py_ssize_t j = 0; j < S; j++)      /* no cone binds: the plain spread with the normal loads */
+        omega[j] = share[j];
+}
+
 static void final_stage(Py_ssize_t P, const Pair *pairs, const double *sn_all, const double *sq_all,
                         const double *slot_normals, Py_ssize_t S, double *out)
 {
     double snp[NPAD * MAX_SLOTS];    /* each pad's normal sums (S ≤ MAX_SLOTS: checked by Reader()) */
-    double force[NPAD][3];
+    double mun[NPAD * MAX_SLOTS];    /* each pad's Σ μ·N per taxel */
+    double force[NPAD][3], mu1[NPAD];
+    int npairs[NPAD] = {0};
     memset(out, 0, sizeof(double) * NPAD * S * 3);
     memset(force, 0, sizeof force);
     memset(snp, 0, sizeof snp);
+    memset(mun, 0, sizeof mun);
     for (Py_ssize_t p = 0; p < P; p++) {
         const Pair *pr = &pairs[p];
         const int k = pr->pad;
@@ -955,22 +1064,26 @@ static void final_stage(Py_ssize_t P, const Pair *pairs, const double *sn_all, c
             o[3 * j + 1] += v1 * sq[j] - sn[j] * nv[1];
             o[3 * j + 2] += v2 * sq[j] - sn[j] * nv[2];
             snp[k * S + j] += sn[j];
+            mun[k * S + j] += pr->mu * sn[j];
         }
         force[k][0] += pr->f[0], force[k][1] += pr->f[1], force[k][2] += pr->f[2];
+        npairs[k]++;
+        mu1[k] = pr->mu;
     }
     for (int k = 0; k < NPAD; k++) {
+        if (npairs[k] == 0)
+            continue;      /* no pair: nothing to place (the block stays 0) */
         double *o = out + (Py_ssize_t)k * S * 3;
-        double total = 0.0, sum[3] = {0.0, 0.0, 0.0};
+        double sum[3] = {0.0, 0.0, 0.0}, mu[MAX_SLOTS], omega[MAX_SLOTS];
         for (Py_ssize_t j = 0; j < S; j++) {
-            total += snp[k * S + j];
             sum[0] += o[3 * j], sum[1] += o[3 * j + 1], sum[2] += o[3 * j + 2];
+            /* one pair: its μ; several: the load-weighted bound Σ μ_p·N_p / Σ N_p (1 without load) */
+            mu[j] = npairs[k] == 1 ? mu1[k] : (snp[k * S + j] > 0 ? mun[k * S + j] / snp[k * S + j] : 1.0);
         }
         double rem[3] = {force[k][0] - sum[0], force[k][1] - sum[1], force[k][2] - sum[2]};
-        if (!(total > 0))
-            continue;     /* share 0 where no load */
+        cone_spread1(o, snp + k * S, slot_normals + (Py_ssize_t)k * S * 3, mu, rem, S, omega);
         for (Py_ssize_t j = 0; j < S; j++) {
-            double share = snp[k * S + j] / total;
-            o[3 * j] += share * rem[0], o[3 * j + 1] += share * rem[1], o[3 * j + 2] += share * rem[2];
+            o[3 * j] += omega[j] * rem[0], o[3 * j + 1] += omega[j] * rem[1], o[3 * j + 2] += omega[j] * rem[2];
         }
     }
 }

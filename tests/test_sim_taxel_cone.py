@@ -1,0 +1,133 @@
+"""The taxels' last stage (contact_model.cone_spread / cone_capacity): each pad's remainder against
+its solver force is placed inside the taxels' friction cones, and each pad's taxels still sum to
+its solver force exactly — one pair, several pairs on one pad, no friction, gross slip."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from contact_model_helpers import INDEX, object_on_index_pad
+from wuji_tactile_device.producers.sim.contact_model import cone_capacity, cone_spread
+
+
+def _excess(f, normals, mu):
+    """|shear| − μ·normal of forces ON the taxels `f` (..., 3), outward `normals` (..., 3)."""
+    fn = -(f * normals).sum(axis=-1)
+    shear = f + fn[..., None] * normals
+    return np.sqrt((shear * shear).sum(axis=-1)) - mu * fn
+
+
+def _random_cone_readings(rng, n, mu, on_cone=0.3):
+    """n readings inside their cones (a share `on_cone` on them): random unit normals, normal
+    load, shear ≤ μ·normal (strictly below for the others: ≤ 0.9 μ·normal)."""
+    normals = rng.normal(size=(n, 3))
+    normals /= np.linalg.norm(normals, axis=1, keepdims=True)
+    t = rng.normal(size=(n, 3))
+    t -= (t * normals).sum(axis=1, keepdims=True) * normals
+    t /= np.linalg.norm(t, axis=1, keepdims=True)
+    nu = rng.uniform(0.0, 1.0, n)
+    ratio = np.where(rng.uniform(size=n) < on_cone, 1.0, rng.uniform(0.0, 0.9, n))
+    return t * (ratio * mu * nu)[:, None] - nu[:, None] * normals, normals, nu
+
+
+def test_cone_capacity_is_the_exit_point_of_the_ray():
+    """r + ω*·R lies on the cone (f = 0) where ω* is finite, inside just before it and outside
+    just after; where ω* = inf the ray stays inside however far it goes."""
+    rng = np.random.default_rng(3)
+    mu = 0.8
+    r, normals, nu = _random_cone_readings(rng, 4000, mu)
+    R = rng.normal(size=(1, 3)) * 0.3
+    cap = cone_capacity(r[None], normals[None], R, np.full((1, len(r)), mu))[0]
+    assert np.all(cap >= 0)
+    fin = np.isfinite(cap)
+    assert 100 < fin.sum() < len(r) - 100            # both kinds occur
+    scale = nu[fin] + np.linalg.norm(R)
+    at = r[fin] + cap[fin, None] * R
+    assert np.abs(_excess(at, normals[fin], mu)).max() <= 1e-12 * scale.max()
+    before = r[fin] + (cap[fin, None] * (1 - 1e-6)) * R
+    after = r[fin] + (cap[fin, None] * (1 + 1e-6) + 1e-9) * R
+    assert np.all(_excess(before, normals[fin], mu) <= 1e-12)
+    assert np.all(_excess(after, normals[fin], mu) > 0)
+    far = r[~fin] + 1e6 * R
+    assert np.all(_excess(far, normals[~fin], mu) <= 1e-9 * 1e6)
+
+
+def test_cone_spread_sums_to_the_remainder_and_is_the_plain_spread_when_no_cone_binds():
+    rng = np.random.default_rng(5)
+    mu = 1.0
+    r, normals, nu = (a[None] for a in _random_cone_readings(rng, 40, mu, on_cone=0.0))
+    share = nu / nu.sum()
+    tiny = np.array([[1e-9, -2e-9, 0.5e-9]])          # every cone (strictly inside) takes its share of this
+    part = cone_spread(r, nu, normals, np.full_like(nu, mu), tiny)
+    np.testing.assert_allclose(part, share[..., None] * tiny[:, None, :], rtol=0, atol=1e-24)
+    r, normals, nu = (a[None] for a in _random_cone_readings(rng, 40, mu))
+    big = np.array([[0.02, -0.01, 0.03]])
+    part = cone_spread(r, nu, normals, np.full_like(nu, mu), big)
+    np.testing.assert_allclose(part.sum(axis=1), big, rtol=0, atol=1e-16)
+    omega = (part * big[:, None, :]).sum(axis=-1) / (big * big).sum()
+    cap = cone_capacity(r, normals, big, np.full_like(nu, mu))
+    assert np.all(omega >= -1e-15) and np.all(omega <= cap + 1e-12)   # nobody past its cone
+    assert np.any(np.abs(omega - share) > 1e-3)                         # … and some were capped
+    assert np.all(_excess(r + part, normals, mu) <= 1e-12)
+
+
+def test_cone_spread_when_the_cones_cannot_take_the_remainder():
+    """Every taxel on its cone and R pushing each one out: each takes its capacity (0 here) and
+    the rest goes with the normal loads — the sum is still exact."""
+    normals = np.tile([0.0, 0.0, 1.0], (1, 3, 1))
+    nu = np.array([[0.2, 0.5, 0.3]])
+    r = nu[..., None] * np.array([1.0, 0.0, -1.0])            # shear = μ·normal along +x, μ = 1
+    R = np.array([[0.01, 0.0, 0.0]])                           # more shear, no more normal load
+    part = cone_spread(r, nu, normals, np.ones_like(nu), R)
+    np.testing.assert_allclose(part, (nu / nu.sum())[..., None] * R[:, None, :], rtol=0, atol=1e-18)
+
+
+def _solve(kind, radius, force, ratio, pairs, fine, second=(0.0, 0.0, -1.0)):
+    sim, g = object_on_index_pad(kind, radius=radius)
+    dm = sim.contacts.distributed
+    n_hat = np.array([0.0, -1.0, 0.0])
+    fn = force * np.array([1.0, 0.4])[:pairs]
+    fn_vec = fn[:, None] * n_hat
+    f = fn_vec + ratio * fn[:, None] * np.array([[0.6, 0.0, 0.8], second])[:pairs]
+    pad, geom, mu = np.full(pairs, INDEX), np.full(pairs, g), np.ones(pairs)
+    t = dm.solve(sim.data, pad, geom, f, fn, fn_vec, mu, fine=fine)
+    return dm, dm.taxel_readings(t).reshape(5, dm.slots, 3), f.sum(axis=0)
+
+
+@pytest.mark.parametrize("kind,radius", [("sphere", 0.005), ("sphere", 0.020), ("cylinder", 0.005),
+                                         ("plate", 0.010), ("edge", 0.010)])
+@pytest.mark.parametrize("ratio", [0.0, 0.5, 0.999, 1.0])     # no friction, partial, near and at gross slip
+@pytest.mark.parametrize("pairs,second", [(1, None), (2, (0.0, 0.0, -1.0)), (2, (0.6, 0.0, 0.8))])
+def test_pads_sum_to_their_force_and_taxels_stay_in_their_cones(kind, radius, ratio, pairs, second):
+    """One pair; two pairs on one pad sliding apart (their sum is inside the cone) or the same way
+    (on it). The plain spread with the normal load put taxels 0.2–4.8 mN past their cones at 2 N
+    near and in gross slip (one pair and two pairs sliding the same way)."""
+    for force in (0.1, 2.0):
+        for fine in (False, True):
+            dm, r, total = _solve(kind, radius, force, ratio, pairs, fine, second or (0.0, 0.0, -1.0))
+            where = (kind, radius, ratio, pairs, force, fine)
+            assert np.abs(r[INDEX].sum(axis=0) - total).max() <= 4e-16 * force * 8, where
+            assert np.all(r[np.arange(5) != INDEX] == 0), where
+            excess = _excess(r[INDEX], dm._slot_normals[INDEX], 1.0)
+            assert excess.max() <= 1e-12 * force, (where, excess.max())
+
+
+def test_two_pairs_with_different_friction_on_one_pad():
+    """Two pairs (μ 0.5 and 1.0) sliding the same way on the index pad at their own cones: the
+    pad sums to both forces exactly and each taxel stays inside the cone of its load-weighted
+    μ_i = Σ_p μ_p·N_p,i / Σ_p N_p,i (the bound the pairs' own readings satisfy)."""
+    sim, g = object_on_index_pad("sphere", radius=0.010)
+    dm = sim.contacts.distributed
+    mu = np.array([0.5, 1.0])
+    fn = np.array([1.0, 0.6])
+    fn_vec = fn[:, None] * np.array([0.0, -1.0, 0.0])
+    f = fn_vec + (mu * fn)[:, None] * np.array([0.6, 0.0, 0.8])
+    pad, geom = np.full(2, INDEX), np.full(2, g)
+    t = dm.solve(sim.data, pad, geom, f, fn, fn_vec, mu, fine=False)
+    r = dm.taxel_readings(t).reshape(5, dm.slots, 3)[INDEX]
+    assert np.abs(r.sum(axis=0) - f.sum(axis=0)).max() <= 1e-15
+    _, n_pair, _ = dm._pair_readings(t)                       # (2, slots) normal loads per pair
+    total = n_pair.sum(axis=0)
+    mu_i = np.divide(mu @ n_pair, total, out=np.ones_like(total), where=total > 0)
+    assert _excess(r, dm._slot_normals[INDEX], mu_i).max() <= 1e-12
+    assert _excess(r, dm._slot_normals[INDEX], 0.5).max() > 1e-3      # the tighter μ alone would not hold
