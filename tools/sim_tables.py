@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+import mujoco
 import numpy as np
 
 from wuji_tactile_device.producers.sim.contact_model import LAYER_THICKNESS
