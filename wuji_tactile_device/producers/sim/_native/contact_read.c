@@ -588,6 +588,31 @@ typedef struct {
     int i;
 } Pt;
 
+/* Hoare partition of a[lo..hi] around the median of three: afterwards a[lo..*j] ≤ pivot ≤
+ * a[*i..hi] (*j < *i). Shared by the sort and the selection. */
+static inline void partition(Pt *a, int lo, int hi, int *pi, int *pj)
+{
+    int mid = lo + (hi - lo) / 2;
+    double x = a[lo].s, y = a[mid].s, z = a[hi].s;
+    double piv = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
+    int i = lo, j = hi;
+    while (i <= j) {
+        while (a[i].s < piv)
+            i++;
+        while (a[j].s > piv)
+            j--;
+        if (i <= j) {
+            Pt tmp = a[i];
+            a[i] = a[j];
+            a[j] = tmp;
+            i++;
+            j--;
+        }
+    }
+    *pi = i;
+    *pj = j;
+}
+
 /* Sorts a[0..n) by increasing s (quicksort, insertion sort below 16; inline comparisons: the
  * library qsort's call per comparison costed more than the rest of the solve). */
 static void sort_points(Pt *a, int n)
@@ -597,23 +622,8 @@ static void sort_points(Pt *a, int n)
     int lo = 0, hi = n - 1;
     for (;;) {
         while (hi - lo >= 16) {
-            int mid = lo + (hi - lo) / 2;
-            double x = a[lo].s, y = a[mid].s, z = a[hi].s;
-            double piv = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
-            int i = lo, j = hi;
-            while (i <= j) {
-                while (a[i].s < piv)
-                    i++;
-                while (a[j].s > piv)
-                    j--;
-                if (i <= j) {
-                    Pt tmp = a[i];
-                    a[i] = a[j];
-                    a[j] = tmp;
-                    i++;
-                    j--;
-                }
-            }
+            int i, j;
+            partition(a, lo, hi, &i, &j);
             /* the larger side on the stack, the smaller one next: depth ≤ log2(n) */
             if (j - lo < hi - i) {
                 stack[top++] = i;
@@ -647,23 +657,8 @@ static void select_lowest(Pt *a, int n, int k)
     int lo = 0, hi = n - 1;
     const int t = k - 1;
     while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        double x = a[lo].s, y = a[mid].s, z = a[hi].s;
-        double piv = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
-        int i = lo, j = hi;
-        while (i <= j) {
-            while (a[i].s < piv)
-                i++;
-            while (a[j].s > piv)
-                j--;
-            if (i <= j) {
-                Pt tmp = a[i];
-                a[i] = a[j];
-                a[j] = tmp;
-                i++;
-                j--;
-            }
-        }
+        int i, j;
+        partition(a, lo, hi, &i, &j);
         if (t <= j)
             hi = j;
         else if (t >= i)
