@@ -235,30 +235,26 @@ static void Reader_dealloc(Reader *r)
     Py_TYPE(r)->tp_free((PyObject *)r);
 }
 
-static int grid_init(Grid *g, PyObject *const *o, const char *which, Py_ssize_t S)
+/* `get_view` of one of a grid's tables (C-contiguous, read-only), named "<which> <field>". */
+static int grid_view(PyObject *o, Py_buffer *b, const char *which, const char *field, char kind, int ndim,
+                     const Py_ssize_t *shape)
 {
     char name[64];
+    snprintf(name, sizeof name, "%s %s", which, field);
+    return get_view(o, b, name, kind, ndim, shape, 1, 0);
+}
+
+static int grid_init(Grid *g, PyObject *const *o, const char *which, Py_ssize_t S)
+{
     Py_ssize_t any3[3] = {NPAD, 4, -1};
-    snprintf(name, sizeof name, "%s points_h", which);
-    if (!get_view(o[0], &g->points_h, name, 'd', 3, any3, 1, 0))
+    if (!grid_view(o[0], &g->points_h, which, "points_h", 'd', 3, any3))
         return 0;
     Py_ssize_t M = g->points_h.shape[2];
     g->M = M;
     Py_ssize_t n1[1] = {NPAD * M}, n2[2] = {NPAD * M, 3}, nG[2] = {NPAD * M, S};
-    snprintf(name, sizeof name, "%s area", which);
-    if (!get_view(o[1], &g->area, name, 'd', 1, n1, 1, 0))
-        return 0;
-    snprintf(name, sizeof name, "%s inv_area", which);
-    if (!get_view(o[2], &g->inv_area, name, 'd', 1, n1, 1, 0))
-        return 0;
-    snprintf(name, sizeof name, "%s normal", which);
-    if (!get_view(o[3], &g->normal, name, 'd', 2, n2, 1, 0))
-        return 0;
-    snprintf(name, sizeof name, "%s pixel", which);
-    if (!get_view(o[4], &g->pixel, name, 'q', 1, n1, 1, 0))
-        return 0;
-    snprintf(name, sizeof name, "%s GT", which);
-    if (!get_view(o[5], &g->GT, name, 'd', 2, nG, 1, 0))
+    if (!grid_view(o[1], &g->area, which, "area", 'd', 1, n1) || !grid_view(o[2], &g->inv_area, which, "inv_area", 'd', 1, n1)
+        || !grid_view(o[3], &g->normal, which, "normal", 'd', 2, n2) || !grid_view(o[4], &g->pixel, which, "pixel", 'q', 1, n1)
+        || !grid_view(o[5], &g->GT, which, "GT", 'd', 2, nG))
         return 0;
     const double *area = D(g->area);
     const long long *px = Q64(g->pixel);
