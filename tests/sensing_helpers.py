@@ -33,16 +33,23 @@ def published_taxels(sim, geom, force, *, fine=False):
 def continuous_field(pixel_load, step=2):
     """The sensing-plane traction of a pixel load (1536,) [N]: (points (Y, 3) [m], force per
     point (Y,) [N], area (Y,) [m²]) on the image grid subdivided `step`×."""
+    _, load, y, a_y, k = _loaded_kernel(pixel_load, step)
+    return y, k @ load, a_y
+
+
+def _loaded_kernel(pixel_load, step):
+    """The loaded pixels' points x (X, 3) [m] and loads (X,) [N], the sensing-plane points y (Y, 3)
+    [m] and areas (Y,) [m²] on the image grid subdivided `step`×, and the layer kernel (Y, X)
+    normalised per loaded pixel."""
     pad = pad_taxels("right")[INDEX]
     x, _, flat = sensing._grid_areas(pad, 1)
     y, a_y, _ = sensing._grid_areas(pad, step)
     load = pixel_load[flat]
     keep = load > 0
     x, load = x[keep], load[keep]
-    r2 = ((y[:, None, :] - x[None, :, :]) ** 2).sum(axis=2)
-    k = sensing.layer_kernel(r2) * a_y[:, None]
-    k /= k.sum(axis=0, keepdims=True)
-    return y, k @ load, a_y
+    k = sensing.layer_kernel(((y[:, None, :] - x[None, :, :]) ** 2).sum(axis=2)) * a_y[:, None]
+    k /= k.sum(axis=0, keepdims=True)                                     # (Y, X)
+    return x, load, y, a_y, k
 
 
 def second_moment(points, w):
@@ -102,14 +109,7 @@ def taxel_floor(sim, geom, force):
 def field_floor(pixel_load, step=2):
     """The sensing-plane field's point-load floor [m²], load-weighted over the footprint: Σ_x
     p_x·s_k(x) / Σ p, s_k(x) the second moment of the (pad-normalised) kernel of a point at x."""
-    pad = pad_taxels("right")[INDEX]
-    x, _, flat = sensing._grid_areas(pad, 1)
-    y, a_y, _ = sensing._grid_areas(pad, step)
-    load = pixel_load[flat]
-    keep = load > 0
-    x, load = x[keep], load[keep]
-    k = sensing.layer_kernel(((y[:, None, :] - x[None, :, :]) ** 2).sum(axis=2)) * a_y[:, None]
-    k /= k.sum(axis=0, keepdims=True)                                     # (Y, X)
+    _, load, y, _, k = _loaded_kernel(pixel_load, step)
     c = k.T @ y                                                            # (X, 3)
     s_k = (k * ((y[:, None, :] - c[None, :, :]) ** 2).sum(axis=2)).sum(axis=0)
     return float(load @ s_k / load.sum())
