@@ -141,15 +141,9 @@ def test_scenario_frames_read_as_before(name):
         assert crowded >= 5, crowded    # a box face: several contacts of one pair
 
 
-@pytest.mark.parametrize("kind,radius", [("sphere", 0.005), ("sphere", 0.020), ("cylinder", 0.005),
-                                         ("plate", 0.010), ("edge", 0.010)])
-def test_static_contacts_solve_as_before(kind, radius):
-    """Forces from stuck to gross slip, 0.1 to 8 N (past the first support size), on both grids;
-    one pair, and two pairs on one pad (summed per pad)."""
-    sim, g = object_on_index_pad(kind, radius=radius)
-    dm = sim.contacts.distributed
-    ref = DistributedV1(dm)
-    slot_block = np.repeat(np.arange(5), dm.slots)
+def _static_cases(g):
+    """Forces from stuck to gross slip, 0.1 to 8 N (past the first support size), one pair or two
+    on the index pad, on both grids: (force, ratio, pairs, fine, pad, geom, f, fn, fn_vec, mu)."""
     n_hat = np.array([0.0, -1.0, 0.0])
     for force in (0.1, 0.5, 2.0, 8.0):
         for ratio in (0.0, 0.3, 0.8, 0.999, 1.0):
@@ -159,14 +153,27 @@ def test_static_contacts_solve_as_before(kind, radius):
                 f = fn_vec + ratio * fn[:, None] * np.array([[0.6, 0.0, 0.8], [0.0, 0.0, -1.0]])[:pairs]
                 pad, geom, mu = np.full(pairs, INDEX), np.full(pairs, g), np.ones(pairs)
                 for fine in (False, True):
-                    t_new = dm.solve(sim.data, pad, geom, f, fn, fn_vec, mu, fine=fine)
-                    t_old = ref.solve(sim.data, pad, geom, f, fn, fn_vec, mu, fine=fine)
-                    where = (kind, radius, force, ratio, pairs, fine)
-                    a, b = dm.traction_field(t_new), ref.traction_field(t_old)
-                    assert np.abs(a - b).max() <= 1e-12 * force, where
-                    assert_taxels_as_before(dm.taxel_readings(t_new), ref.taxel_readings(t_old), slot_block,
-                                            dm._slot_normals.reshape(-1, 3), 1.0, force, where)
-                    assert np.abs(t_new.stuck - t_old.stuck).max() <= 1e-12, where
+                    yield force, ratio, pairs, fine, pad, geom, f, fn, fn_vec, mu
+
+
+@pytest.mark.parametrize("kind,radius", [("sphere", 0.005), ("sphere", 0.020), ("cylinder", 0.005),
+                                         ("plate", 0.010), ("edge", 0.010)])
+def test_static_contacts_solve_as_before(kind, radius):
+    """Forces from stuck to gross slip, 0.1 to 8 N (past the first support size), on both grids;
+    one pair, and two pairs on one pad (summed per pad)."""
+    sim, g = object_on_index_pad(kind, radius=radius)
+    dm = sim.contacts.distributed
+    ref = DistributedV1(dm)
+    slot_block = np.repeat(np.arange(5), dm.slots)
+    for force, ratio, pairs, fine, pad, geom, f, fn, fn_vec, mu in _static_cases(g):
+        t_new = dm.solve(sim.data, pad, geom, f, fn, fn_vec, mu, fine=fine)
+        t_old = ref.solve(sim.data, pad, geom, f, fn, fn_vec, mu, fine=fine)
+        where = (kind, radius, force, ratio, pairs, fine)
+        a, b = dm.traction_field(t_new), ref.traction_field(t_old)
+        assert np.abs(a - b).max() <= 1e-12 * force, where
+        assert_taxels_as_before(dm.taxel_readings(t_new), ref.taxel_readings(t_old), slot_block,
+                                dm._slot_normals.reshape(-1, 3), 1.0, force, where)
+        assert np.abs(t_new.stuck - t_old.stuck).max() <= 1e-12, where
 
 
 def _shape_on_index_pad(kind: str):
@@ -215,27 +222,19 @@ def test_native_solve_equals_numpy(kind, radius):
     dm = c.distributed
     assert dm.backend == "native"
     ref = DistributedContact(sim.model, c.pads, c.distal_bodies, c._object_geoms, backend="numpy")
-    n_hat = np.array([0.0, -1.0, 0.0])
-    for force in (0.1, 0.5, 2.0, 8.0):
-        for ratio in (0.0, 0.3, 0.8, 0.999, 1.0):
-            for pairs in (1, 2):
-                fn = force * np.array([1.0, 0.4])[:pairs]
-                fn_vec = fn[:, None] * n_hat
-                f = fn_vec + ratio * fn[:, None] * np.array([[0.6, 0.0, 0.8], [0.0, 0.0, -1.0]])[:pairs]
-                pad, geom, mu = np.full(pairs, INDEX), np.full(pairs, g), np.ones(pairs)
-                for fine in (False, True):
-                    t = ref.solve(sim.data, pad, geom, f, fn, fn_vec, mu, fine=fine)
-                    slots, stuck, img = dm.native_solve(sim.data, pad, geom, f, fn, fn_vec, mu, fine=fine,
-                                                        pad_rotation=np.eye(3))
-                    field = img.reshape(5, 3, -1).transpose(0, 2, 1)
-                    where = (kind, radius, force, ratio, pairs, fine)
-                    assert np.abs(slots - ref.taxel_readings(t)).max() <= 1e-12 * force, where
-                    assert np.abs(field - ref.traction_field(t)).max() <= 1e-12 * force, where
-                    assert np.abs(stuck - t.stuck).max() <= 1e-12, where
-                    # conservation: each pad's taxels and image sum to its pairs' force
-                    total = f.sum(axis=0)
-                    assert np.abs(slots.reshape(5, -1, 3)[INDEX].sum(axis=0) - total).max() <= 1e-12 * force
-                    assert np.abs(field[INDEX].sum(axis=0) - total).max() <= 1e-12 * force
+    for force, ratio, pairs, fine, pad, geom, f, fn, fn_vec, mu in _static_cases(g):
+        t = ref.solve(sim.data, pad, geom, f, fn, fn_vec, mu, fine=fine)
+        slots, stuck, img = dm.native_solve(sim.data, pad, geom, f, fn, fn_vec, mu, fine=fine,
+                                            pad_rotation=np.eye(3))
+        field = img.reshape(5, 3, -1).transpose(0, 2, 1)
+        where = (kind, radius, force, ratio, pairs, fine)
+        assert np.abs(slots - ref.taxel_readings(t)).max() <= 1e-12 * force, where
+        assert np.abs(field - ref.traction_field(t)).max() <= 1e-12 * force, where
+        assert np.abs(stuck - t.stuck).max() <= 1e-12, where
+        # conservation: each pad's taxels and image sum to its pairs' force
+        total = f.sum(axis=0)
+        assert np.abs(slots.reshape(5, -1, 3)[INDEX].sum(axis=0) - total).max() <= 1e-12 * force
+        assert np.abs(field[INDEX].sum(axis=0) - total).max() <= 1e-12 * force
 
 
 def _two_objects_on_index_pad(depth: float = 0.0003) -> HandSimulation:
