@@ -9,12 +9,23 @@ from streams_helpers import forces_for, small_metadata
 
 from wuji_tactile_device.contract import DeviceDataTimestamp, encode_metadata_record, encode_tactile_record
 from wuji_tactile_device.errors import TactileError
+from wuji_tactile_device.contract import records
 from wuji_tactile_device.contract.records import ForceRecordCodec
 from wuji_tactile_device.streams.base import LivelinessChange, Message, Stream
 from wuji_tactile_device.streams.queue import QueuedSubscription, SubscriptionQueue
 from wuji_tactile_device.streams.tracker import _BATCH_MAX, _BATCH_MIN, TactileTracker
 
 CID = "tactile/right"
+
+
+@pytest.fixture(params=["native", "numpy"])
+def run_check(request, monkeypatch):
+    """The run path's record check (`ForceRecordCodec.check_events`): compiled, or numpy."""
+    if request.param == "numpy":
+        monkeypatch.setattr(records, "_native", None)
+    elif not records.NATIVE_AVAILABLE:
+        pytest.skip("the install did not compile _record_check (no C compiler): the numpy case covers it")
+    return request.param
 A, B, C = 0xA, 0xB, 0xC  # producer sessions
 
 
@@ -168,7 +179,7 @@ def _decisions(tracker: TactileTracker, events: list, parts: list[list], push, p
 @pytest.mark.parametrize("observe", [False, True], ids=["get_data only", "observer"])
 @pytest.mark.parametrize("policy", ["raise", "drop"])
 @pytest.mark.parametrize("taxels_per_segment", [3, 36], ids=["15 taxels", "180 taxels"])
-def test_a_batch_decides_exactly_as_frames_one_by_one(taxels_per_segment, policy, observe):
+def test_a_batch_decides_exactly_as_frames_one_by_one(taxels_per_segment, policy, observe, run_check):
     md = small_metadata(taxels_per_segment)
     assert _BATCH_MIN <= 20  # every scenario has runs long enough to be checked as batches
     for name, events in scenarios(md).items():
@@ -183,18 +194,18 @@ def test_a_batch_decides_exactly_as_frames_one_by_one(taxels_per_segment, policy
         assert alone[1].delivered > 0, name
 
 
-def test_queued_runs_take_the_run_check_and_leave_it_for_what_it_cannot_decide(monkeypatch):
-    """The queued comparison above goes through `ForceRecordCodec.check_run` (the run path) where a
-    run is clean, and the run path hands every run it cannot pass whole to the general path."""
+def test_queued_runs_take_the_run_check_and_leave_it_for_what_it_cannot_decide(monkeypatch, run_check):
+    """The queued comparison above goes through `ForceRecordCodec.check_events` (the run path) where
+    a run is clean, and the run path hands every run it cannot pass whole to the general path."""
     results: list = []
-    check_run = ForceRecordCodec.check_run
+    check_events = ForceRecordCodec.check_events
 
-    def recording(self, joined, count):
-        out = check_run(self, joined, count)
-        results.append(None if out is None else len(out))
+    def recording(self, events, start, count, item):
+        out = check_events(self, events, start, count, item)
+        results.append(None if out is None else count)
         return out
 
-    monkeypatch.setattr(ForceRecordCodec, "check_run", recording)
+    monkeypatch.setattr(ForceRecordCodec, "check_events", recording)
     md = small_metadata(3)
     s = scenarios(md)
     _, c, _, newest = drive(s["clean, long"], one_by_one=False, policy="raise", observe=False, queued=True)

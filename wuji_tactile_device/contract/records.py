@@ -16,6 +16,7 @@ alignment, required fields present) — structure, not the identifier, decides.
 """
 from __future__ import annotations
 
+import importlib.util
 import struct
 from functools import lru_cache, cache
 from importlib import resources
@@ -75,6 +76,20 @@ class TactileRecord(NamedTuple):
 _TIMESTAMP = struct.Struct("<qqq")
 _new_tuple = tuple.__new__  # builds a NamedTuple without its Python-level __new__ (hot paths)
 _isfinite = np.isfinite
+# The compiled run check, built at install (setup.py; optional: needs a C compiler). Not built:
+# `ForceRecordCodec.check_events` joins and checks with numpy (the same records pass). Built but
+# not loadable: the import error shows.
+if importlib.util.find_spec(f"{__package__}._record_check") is not None:
+    from . import _record_check as _native
+else:
+    _native = None  # type: ignore[assignment]
+#: The compiled check's calling convention this module speaks (`RECORD_CHECK_ABI` in record_check.c).
+NATIVE_ABI = 1
+if _native is not None and getattr(_native, "ABI", None) != NATIVE_ABI:
+    raise ImportError(f"{_native.__file__}: a stale build of the compiled run check (ABI "
+                      f"{getattr(_native, 'ABI', None)}, this package needs {NATIVE_ABI}): rebuild it with `pip install -e .`")
+#: Whether the compiled run check (`ForceRecordCodec.check_events`) is in this install.
+NATIVE_AVAILABLE = _native is not None
 _CONTRACT_IDENTIFIERS = frozenset((DATA_FILE_IDENTIFIER, DATA_RECORD_FILE_IDENTIFIER, METADATA_FILE_IDENTIFIER,
                                    METADATA_RECORD_FILE_IDENTIFIER))
 
@@ -350,6 +365,10 @@ class ForceRecordCodec:
                 (words >= self._forces // 4) & (words < self._tail_start // 4))
             self._structure_words = words[~variable]
             self._structure = np.frombuffer(layout.template, np.uint32)[self._structure_words].tobytes()
+        # `check_events` (compiled): the structural byte ranges as int64 (offset, length) pairs.
+        self._template = layout.template
+        self._spans = np.array([(0, self._ts), (self._middle_at, self._forces - self._middle_at),
+                                (self._tail_start, len(layout.tail))], np.int64).tobytes()
 
     def encode(self, forces: np.ndarray, available_ns: int, sample_ns: int, device_ns: int) -> bytes:
         """The record of `forces` (C-contiguous `(N, 3)` float32 [N]) and its timestamp [ns];
@@ -408,8 +427,33 @@ class ForceRecordCodec:
             return None
         return forces
 
+    def check_events(self, events: list, start: int, count: int, item: int) -> np.ndarray | None:
+        """`check_run` of the payloads of `events[start : start + count]` (tuples whose item
+        `item` is the payload) without joining them: the newest record's `(N, 3)` float32 forces
+        [N] (a read-only view of its payload) when every record has this layout's structural bytes
+        and only finite forces, None when any has not (then check them one by one). One compiled
+        call when the install built it (`NATIVE_AVAILABLE`); else the payloads are joined and
+        checked with numpy (`check_run`), with the same verdict."""
+        if not self._runnable:
+            return None
+        if _native is not None:
+            if not _native.check_run(events, start, count, item, self.size, self._template, self._spans,
+                                     self._forces, 3 * self.num_taxels):
+                return None
+            n = self.num_taxels
+            return np.ndarray((n, 3), np.float32, events[start + count - 1][item], self._forces)
+        if start < 0 or count < 1 or start > len(events) - count:
+            raise ValueError(f"check_run: records {start}..{start + count} outside the {len(events)} events")
+        if item < 0:
+            raise ValueError(f"check_run: item {item} is not an index of the events' tuples")
+        payloads = [e[item] for e in events[start : start + count] if isinstance(e, tuple) and len(e) > item]
+        if list(map(type, payloads)).count(bytes) != count:  # the compiled check's rule: tuples of bytes
+            return None
+        forces = self.check_run(b"".join(payloads), count)
+        return None if forces is None else forces[-1]
+
     def timestamp(self, payload: bytes) -> DeviceDataTimestamp:
-        """The timestamp [ns] of a payload `check_batch` or `check_run` found ok."""
+        """The timestamp [ns] of a payload `check_batch`, `check_run` or `check_events` found ok."""
         return _new_tuple(DeviceDataTimestamp, _TIMESTAMP.unpack_from(payload, self._ts))
 
     def decode(self, payload: object) -> tuple[np.ndarray, DeviceDataTimestamp] | None:

@@ -63,7 +63,8 @@ _BATCH_MAX = 256
 _new_tuple = tuple.__new__  # builds a NamedTuple without its Python-level __new__
 _sequence_of = itemgetter(4)  # a Message's fields, read by C-level maps over a run
 _session_of = itemgetter(3)
-_payload_of = itemgetter(2)
+_PAYLOAD = Message._fields.index("payload")
+_payload_of = itemgetter(_PAYLOAD)
 _stream_of = itemgetter(1)
 _ONLY_MESSAGE = {Message}
 _count_nonzero = np.count_nonzero
@@ -385,17 +386,16 @@ class TactileTracker:
             codec = self._codec
             session = self._sessions.get(run_sid)
             if session is not None and session.confirmed and run_size == codec.size:  # type: ignore[union-attr]
-                chunk = events[start : start + _BATCH_MAX]
-                if chunk[0][4] == session.last_sequence + 1:
-                    count = len(chunk)
-                    forces = codec.check_run(b"".join(map(_payload_of, chunk)), count)  # type: ignore[union-attr]
+                if events[start][4] == session.last_sequence + 1:
+                    count = min(len(events) - start, _BATCH_MAX)
+                    forces = codec.check_events(events, start, count, _PAYLOAD)  # type: ignore[union-attr]
                     if forces is not None:
-                        last = chunk[-1]
+                        last = events[start + count - 1]
                         counters = self.counters
                         counters.received += count
                         counters.delivered += count
                         session.last_sequence = last[4]
-                        self._latest = _new_tuple(TactileFrame, (forces[-1], codec.timestamp(last[2]), last[4], run_sid))  # type: ignore[union-attr]
+                        self._latest = _new_tuple(TactileFrame, (forces, codec.timestamp(last[2]), last[4], run_sid))  # type: ignore[union-attr]
                         return count, start + count
         chunk = events[start : start + _BATCH_MAX]
         if (set(map(type, chunk)) != _ONLY_MESSAGE  # (count, not a set: an Enum member hashes in Python)
