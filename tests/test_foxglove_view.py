@@ -418,17 +418,23 @@ def test_shipped_layout_is_the_generator_output_and_names_the_view_topics():
     root = Path(__file__).resolve().parents[1] / "examples" / "foxglove"
     shipped = json.loads((root / "tactile_view.json").read_text())
     assert shipped == build_layout("tactile/right")
-    text = json.dumps(shipped)
-    topics = set(re.findall(r'\\"(tactile/right/view/[a-z]+)\\"', text))  # quoted plot paths
-    topics |= set(re.findall(r'"(tactile/right/view/[a-z]+)"', text))  # 3-D and image topics
-    assert topics == {"tactile/right/view/scene", "tactile/right/view/resultants", "tactile/right/view/images"}
+
+    def topics_of(layout: dict) -> set[str]:
+        text = json.dumps(layout)
+        found = set(re.findall(r'\\"(tactile/right/view/[a-z]+)\\"', text))  # quoted plot paths
+        return found | set(re.findall(r'"(tactile/right/view/[a-z]+)"', text))  # 3-D and image topics
+
+    topics = topics_of(shipped)
+    assert topics == {"tactile/right/view/scene", "tactile/right/view/resultants"}
+    with_images = topics_of(build_layout("tactile/right", images=True))
+    assert with_images == topics | {"tactile/right/view/images"}
     with FoxgloveView([CID], port=0) as view:
         hand = view._hands[CID]
         published = {hand.scene.topic(), hand.resultants.topic(), hand.images.topic(), hand.tf.topic()}
-    assert topics <= published
+    assert with_images <= published
     assert '"followTf": "tactile/right/wrist"' in json.dumps(shipped)
     for finger in FINGERS:
-        assert f'\\"tactile/right/view/resultants\\".{finger}.norm' in text
+        assert f'\\"tactile/right/view/resultants\\".{finger}.norm' in json.dumps(shipped)
 
 
 def test_tracked_view_feeds_the_view_from_a_producer_in_this_process(tmp_path):

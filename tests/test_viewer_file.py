@@ -61,17 +61,19 @@ def test_shipped_layout_is_the_generator_output():
     assert (ROOT / "examples/foxglove/tactile_view.json").read_text() == layout_json(CID)
 
 
+@pytest.mark.parametrize("images", [False, True], ids=["no images", "images"])
 @pytest.mark.parametrize("collection", [CID, "tactile/left", "lab/glove_2"])
-def test_layout_has_the_structure_the_viewers_import(collection):
+def test_layout_has_the_structure_the_viewers_import(collection, images):
     """The classic layout format: configById, the split tree `layout` naming exactly those panels,
     globalVariables, userNodes, playbackConfig with a speed (a layout without it does not load:
-    "Cannot read properties of undefined (reading 'speed')")."""
-    lay = json.loads(layout_json(collection))
+    "Cannot read properties of undefined (reading 'speed')"). The force-images panel only with
+    `images` (without its topic the viewer's panel says only "Image topic does not exist")."""
+    lay = json.loads(layout_json(collection, images=images))
     assert set(lay) == {"configById", "layout", "globalVariables", "userNodes", "playbackConfig"}
     assert isinstance(lay["playbackConfig"]["speed"], float) and lay["playbackConfig"]["speed"] > 0
     ids = panel_ids(lay["layout"])
     assert len(ids) == len(set(ids)) and set(ids) == set(lay["configById"])
-    assert {i.split("!", 1)[0] for i in ids} == VIEWER_PANEL_TYPES
+    assert {i.split("!", 1)[0] for i in ids} == VIEWER_PANEL_TYPES - (set() if images else {"Image"})
     assert all(re.fullmatch(r"[A-Za-z0-9]+![A-Za-z0-9]+", i) for i in ids)
 
     def splits(node):
@@ -91,7 +93,8 @@ def test_layout_has_the_structure_the_viewers_import(collection):
     assert 0.25 <= cam["distance"] <= 0.35 and cam["perspective"] is True
     assert cam["near"] <= cam["distance"] / 50 and cam["far"] > 10 * cam["distance"]  # the hand is never clipped
     assert three["scene"]["transforms"]["axisScale"] <= 0.02  # hand-sized frame axes, not 15 cm
-    assert by_type["Image"]["imageMode"]["imageTopic"] == f"{collection}/view/images"
+    if images:
+        assert by_type["Image"]["imageMode"]["imageTopic"] == f"{collection}/view/images"
     assert by_type["RawMessages"]["topicPath"] == json.dumps(collection)
     for panel in (i for i in ids if i.startswith("Plot!")):
         for path in lay["configById"][panel]["paths"]:
@@ -219,6 +222,8 @@ def test_legend_labels_are_short_enough_for_the_panel(press):
     _, topics = press
     legend = next(e for e in json.loads(topics[f"{CID}/view/scene"][0][2])["entities"] if e["id"] == "legend")
     assert legend["texts"] and all(len(t["text"]) <= 24 for t in legend["texts"])
+    # legible in Lichtblick: at 10-11 px its renderer drew these labels as garbled glyphs
+    assert all(t["font_size"] >= 12 and t["scale_invariant"] and t["billboard"] for t in legend["texts"])
     z = [c["pose"]["position"]["z"] for c in legend["cubes"]]
     green = [c["color"]["g"] for c in legend["cubes"]]  # viridis: green grows with |f|
     assert np.argmax(z) == np.argmax(green) and np.argmin(z) == np.argmin(green)
@@ -313,5 +318,20 @@ def test_force_images_are_labelled_rows_columns_and_scale(tmp_path, capsys):
     strip = pixels[img["height"] - IMAGE_MARGIN["bottom"] + 3, IMAGE_MARGIN["left"]:]
     ends = (force_colours(np.array([1e-9, 0.01]), 0.01)[:, :3] * 255).round()
     np.testing.assert_allclose(strip[[0, -1]], ends, atol=6)
-    config = next(c for i, c in build_layout(CID)["configById"].items() if i.startswith("Image!"))
+    config = next(c for i, c in build_layout(CID, images=True)["configById"].items() if i.startswith("Image!"))
     assert config["imageMode"]["annotations"] == {f"{CID}/view/image_labels": {"visible": True}}
+    # the layout for this recording has the images panel; for one without images it has none
+    code, stdout, err = cli(capsys, "layout", "--recording", str(path))
+    assert code == 0 and json.loads(stdout) == build_layout(CID, images=True), err
+    code, stdout, _ = cli(capsys, "layout", "--recording", str(path), "--no-images")
+    assert code == 0 and json.loads(stdout) == build_layout(CID)
+    plain = tmp_path / "plain.mcap"
+    cli(capsys, "sim", "--scenario", "press", "--duration", "0.05", "--quiet", "--record", str(plain))
+    code, stdout, _ = cli(capsys, "layout", "--recording", str(plain))
+    assert code == 0 and not any(i.startswith("Image!") for i in json.loads(stdout)["configById"])
+    code, _, err = cli(capsys, "layout", "--recording", str(plain), "--images")
+    assert code == 1 and err.strip().splitlines() == [
+        f"wuji-tactile layout: error: {plain} has no force images ('{CID}/view/images': record with "
+        "`sim --images`); drop --images"]
+    code, stdout, _ = cli(capsys, "layout", "--images")  # a live `sim --images --foxglove`
+    assert code == 0 and json.loads(stdout) == build_layout(CID, images=True)

@@ -156,8 +156,11 @@ def open_foxglove_sink(args: argparse.Namespace, transport, collections: list[st
 
     sink = FoxgloveSink(transport, collections, hands=hands, host=args.foxglove_host, port=args.foxglove_port,
                         force_range_n=args.foxglove_range or DEFAULT_FORCE_RANGE_N)
+    layout = "a layout: wuji-tactile layout -o tactile_view.json"
+    if getattr(args, "images", None):  # `sim --images` also serves the force images
+        layout = layout.replace("layout -o", "layout --images -o")
     text = (f"foxglove: serving {', '.join(collections)} on ws://{args.foxglove_host}:{sink.port} "
-            "(Lichtblick / Foxglove: Open connection → Foxglove WebSocket; a layout: wuji-tactile layout -o tactile_view.json)")
+            f"(Lichtblick / Foxglove: Open connection → Foxglove WebSocket; {layout})")
     if say is None:
         print(text, file=sys.stderr, flush=True)
     else:

@@ -156,6 +156,12 @@ def _entity(stamp: dict, frame: str, entity_id: str, metadata: Sequence[tuple[st
     return e
 
 
+#: Font size of the legend's labels [px] (scale-invariant text).
+LEGEND_FONT_PX = 13.0
+#: Where the colour bar's value labels are centred: this far beside the bar [m] (wrist frame).
+LEGEND_VALUE_OFFSET_M = 0.012
+
+
 def _text(position, text: str, size: float = 12.0, colour=(1.0, 1.0, 1.0, 1.0)) -> dict:
     return {"pose": _pose(position), "billboard": True, "font_size": size, "scale_invariant": True,
             "color": _colour(colour), "text": text}
@@ -508,11 +514,15 @@ class SceneBuilder:
         for k, c in enumerate(force_colours(((np.arange(n) + 0.5) / n) * self.force_range_n, self.force_range_n)):
             cubes.append({"pose": _pose(top + [0, 0, -(n - 1 - k) * step]), "size": _vec((0.004, 0.004, step)),
                           "color": _colour(c)})
-        texts = [_text(top + [0.006, 0, 0.0], f"{self.force_range_n:g} N", 11.0),
-                 _text(top + [0.006, 0, -(n - 1) * step], "0 N", 11.0),
-                 _text(top + [0.0, 0, 0.01], "taxel |f|", 11.0),
-                 _text(top + [0.0, 0, -n * step - 0.006], "grey: 0 N", 10.0),
-                 _text(top + [0.0, 0, -n * step - 0.014], f"arrow {self.arrow_m_per_n * 1e3:g} mm/N", 10.0,
+        # Labels of LEGEND_FONT_PX (at 10-11 px Lichtblick drew them as garbled, mirrored-looking
+        # glyphs); the scale's values centred LEGEND_VALUE_OFFSET_M beside the bar so that the cubes
+        # do not hide their first digit at the layout's camera distance.
+        side = LEGEND_VALUE_OFFSET_M
+        texts = [_text(top + [side, 0, 0.0], f"{self.force_range_n:g} N", LEGEND_FONT_PX),
+                 _text(top + [side, 0, -(n - 1) * step], "0 N", LEGEND_FONT_PX),
+                 _text(top + [0.0, 0, 0.01], "taxel |f|", LEGEND_FONT_PX),
+                 _text(top + [0.0, 0, -n * step - 0.006], "grey: 0 N", LEGEND_FONT_PX),
+                 _text(top + [0.0, 0, -n * step - 0.014], f"arrow {self.arrow_m_per_n * 1e3:g} mm/N", LEGEND_FONT_PX,
                        (1.0, 0.55, 0.55, 1.0))]
         return _entity(stamp, self.frame, "legend", (
             ("colour_and_size", f"|f| 0…{self.force_range_n:g} N, viridis, grey = 0 N"),

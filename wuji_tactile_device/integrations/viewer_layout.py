@@ -10,8 +10,9 @@ from file…* in either viewer). The panels:
   framing the hand: 0.33 m away, near plane 1 mm, 1 cm frame axes, a 1 cm grid in `world`;
 - two **plots** (`Plot`): each pad's resultant |F| and its Fy (pad frame: the normal load) from
   `C/view/resultants`;
-- **force images** (`Image`): `C/view/images` with its labels `C/view/image_labels` (recordings
-  made with `sim --images`);
+- **force images** (`Image`, only with `images=True`): `C/view/images` with its labels
+  `C/view/image_labels`, which only `sim --images` publishes and records (without that topic the
+  viewer's panel would only say "Image topic does not exist");
 - **raw messages** (`RawMessages`): the contract's data records on `C`.
 """
 from __future__ import annotations
@@ -40,8 +41,9 @@ def _quoted(topic: str) -> str:
     return json.dumps(topic)
 
 
-def build_layout(collection: str = "tactile/right") -> dict[str, Any]:
-    """The layout (classic format) for `collection`'s topics; raises `ValueError` for a bad id."""
+def build_layout(collection: str = "tactile/right", *, images: bool = False) -> dict[str, Any]:
+    """The layout (classic format) for `collection`'s topics, with the force-images panel when
+    `images`; raises `ValueError` for a bad id."""
     validate_collection_id(collection)
     view = f"{collection}/view"
     resultants = _quoted(f"{view}/resultants")
@@ -84,17 +86,20 @@ def build_layout(collection: str = "tactile/right") -> dict[str, Any]:
                      "topicPath": _quoted(collection), "diffEnabled": False, "diffMethod": "custom",
                      "diffTopicPath": "", "showFullMessageForDiff": False},
     }
-    side = {"first": ids["norm"], "second": {
-        "first": ids["fy"], "second": {"first": ids["images"], "second": ids["raw"], "direction": "column",
-                                       "splitPercentage": 45},
-        "direction": "column", "splitPercentage": 36}, "direction": "column", "splitPercentage": 25}
+    if images:
+        below_fy: Any = {"first": ids["images"], "second": ids["raw"], "direction": "column", "splitPercentage": 45}
+    else:
+        del config_by_id[ids["images"]]
+        below_fy = ids["raw"]
+    side = {"first": ids["norm"], "second": {"first": ids["fy"], "second": below_fy, "direction": "column",
+                                             "splitPercentage": 36}, "direction": "column", "splitPercentage": 25}
     return {"configById": config_by_id, "globalVariables": {}, "userNodes": {}, "playbackConfig": {"speed": 1.0},
             "layout": {"first": ids["3d"], "second": side, "direction": "row", "splitPercentage": 58}}
 
 
-def layout_json(collection: str = "tactile/right") -> str:
-    """`build_layout(collection)` as the text of a layout file (indented, newline-terminated)."""
-    return json.dumps(build_layout(collection), indent=2, ensure_ascii=False) + "\n"
+def layout_json(collection: str = "tactile/right", *, images: bool = False) -> str:
+    """`build_layout(collection, images=images)` as the text of a layout file (indented, newline-terminated)."""
+    return json.dumps(build_layout(collection, images=images), indent=2, ensure_ascii=False) + "\n"
 
 
 def panel_ids(tree: Any) -> list[str]:

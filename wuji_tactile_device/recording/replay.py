@@ -155,6 +155,11 @@ class McapReplay:
         return self._scan.truncation
 
     @property
+    def topics(self) -> frozenset[str]:
+        """Every channel's topic in the file, tactile or not (what a viewer would list)."""
+        return frozenset(ch.topic for ch in self._scan.channels.values())
+
+    @property
     def start_time_ns(self) -> int | None:
         """Earliest log time announced by the file's complete chunks."""
         return min((c.start_ns for c in self._scan.chunks), default=None)
