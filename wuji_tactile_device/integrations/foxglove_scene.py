@@ -156,8 +156,9 @@ def _entity(stamp: dict, frame: str, entity_id: str, metadata: Sequence[tuple[st
     return e
 
 
-#: Font size of the legend's labels [px] (scale-invariant text).
-LEGEND_FONT_PX = 13.0
+#: Font size of every label in the scene [px] (scale-invariant text): at 10-12 px Lichtblick drew
+#: some glyphs garbled or mirrored ('e' in "index", the legend's "taxel |f|"); at 13 px they read.
+LABEL_FONT_PX = 13.0
 #: Where the colour bar's value labels are centred: this far beside the bar [m] (wrist frame).
 LEGEND_VALUE_OFFSET_M = 0.012
 
@@ -442,7 +443,7 @@ class SceneBuilder:
                                "color": _colour((0.85, 0.1, 0.1, 1.0))})
             outward = centroid - centre_of_hand
             outward = outward / max(float(np.linalg.norm(outward)), 1e-9)
-            label = _text(centroid + 0.012 * outward, FINGERS[p], 11.0, (0.95, 0.85, 0.4, 1.0))
+            label = _text(centroid + 0.012 * outward, FINGERS[p], LABEL_FONT_PX, (0.95, 0.85, 0.4, 1.0))
             fx, fy, fz = resultants[p]
             out.append(_entity(stamp, self.frame, f"pad/{FINGERS[p]}", (
                 ("pad", FINGERS[p]), ("taxels", str(int(mine.sum()))),
@@ -514,15 +515,14 @@ class SceneBuilder:
         for k, c in enumerate(force_colours(((np.arange(n) + 0.5) / n) * self.force_range_n, self.force_range_n)):
             cubes.append({"pose": _pose(top + [0, 0, -(n - 1 - k) * step]), "size": _vec((0.004, 0.004, step)),
                           "color": _colour(c)})
-        # Labels of LEGEND_FONT_PX (at 10-11 px Lichtblick drew them as garbled, mirrored-looking
-        # glyphs); the scale's values centred LEGEND_VALUE_OFFSET_M beside the bar so that the cubes
-        # do not hide their first digit at the layout's camera distance.
+        # The scale's values centred LEGEND_VALUE_OFFSET_M beside the bar so that the cubes do not
+        # hide their first digit at the layout's camera distance.
         side = LEGEND_VALUE_OFFSET_M
-        texts = [_text(top + [side, 0, 0.0], f"{self.force_range_n:g} N", LEGEND_FONT_PX),
-                 _text(top + [side, 0, -(n - 1) * step], "0 N", LEGEND_FONT_PX),
-                 _text(top + [0.0, 0, 0.01], "taxel |f|", LEGEND_FONT_PX),
-                 _text(top + [0.0, 0, -n * step - 0.006], "grey: 0 N", LEGEND_FONT_PX),
-                 _text(top + [0.0, 0, -n * step - 0.014], f"arrow {self.arrow_m_per_n * 1e3:g} mm/N", LEGEND_FONT_PX,
+        texts = [_text(top + [side, 0, 0.0], f"{self.force_range_n:g} N", LABEL_FONT_PX),
+                 _text(top + [side, 0, -(n - 1) * step], "0 N", LABEL_FONT_PX),
+                 _text(top + [0.0, 0, 0.01], "taxel |f|", LABEL_FONT_PX),
+                 _text(top + [0.0, 0, -n * step - 0.006], "grey: 0 N", LABEL_FONT_PX),
+                 _text(top + [0.0, 0, -n * step - 0.014], f"arrow {self.arrow_m_per_n * 1e3:g} mm/N", LABEL_FONT_PX,
                        (1.0, 0.55, 0.55, 1.0))]
         return _entity(stamp, self.frame, "legend", (
             ("colour_and_size", f"|f| 0…{self.force_range_n:g} N, viridis, grey = 0 N"),
