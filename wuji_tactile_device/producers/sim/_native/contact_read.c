@@ -39,7 +39,7 @@
 /* The calling convention's version: `contact_model.py` refuses a build of another one (a stale
  * extension left by an older `pip install -e .`). Raise it with every change of an entry point's
  * arguments or outputs. */
-#define CONTACT_READ_ABI 2
+#define CONTACT_READ_ABI 3
 #define NPAD 5
 #define MAX_SLOTS 64
 #define NCODE 11
@@ -49,6 +49,7 @@
 #define GROSS_SLIP_TOLERANCE 0.005
 #define MIN_VOLUME 1e-24
 #define MIN_NORMAL_ALIGNMENT 0.25
+#define FRONT_MARGIN 0.003
 #define ELLIPSOID_ITERATIONS 8
 
 /* MuJoCo geom type codes (mjtGeom) */
@@ -577,6 +578,7 @@ typedef struct {
     double mu;
     double stuck;
     double t_hat[3];
+    double pn_sum, q_sum;  /* Σ P and Σ Q over the footprint [N] (the sensed shares' denominators) */
 } Pair;
 
 typedef struct {
@@ -848,7 +850,7 @@ static int solve_pair(Reader *r, const Grid *g, const Poses *ps, Pair *pr, Work 
     if (gross)
         s_ = 0.0;
     const double scale = ctot > 0 ? ft / ctot : 0.0;
-    double foot = 0.0, held = 0.0;
+    double foot = 0.0, held = 0.0, pn_sum = 0.0, q_sum = 0.0;
     for (int j = 0; j < K; j++) {
         double sA = s_ * a[j];
         int stuck;
@@ -864,8 +866,12 @@ static int solve_pair(Reader *r, const Grid *g, const Poses *ps, Pair *pr, Work 
             if (stuck)
                 held += a[j];
         }
+        pn_sum += Pn[j];
+        q_sum += Qv[j];
     }
     pr->stuck = foot > 0 ? held / foot : 1.0;
+    pr->pn_sum = pn_sum;
+    pr->q_sum = q_sum;
     const double ftm = ft > 1e-300 ? ft : 1e-300;
     for (int i = 0; i < 3; i++)
         pr->t_hat[i] = ftv[i] / ftm;
@@ -918,9 +924,12 @@ static int solve_pair(Reader *r, const Grid *g, const Poses *ps, Pair *pr, Work 
  * The final stage: per-pair influence sums → taxel vectors → each pad's remainder placed inside
  * the taxels' friction cones (`DistributedContact._pair_readings` + `_pad_readings`,
  * `contact_model.cone_capacity` / `cone_spread`): cone_capacity1, cone_spread1, final_stage. Kept
- * apart: its formula may change on its own. In: P pairs (pad, t_hat, force, μ) with their normal
- * and friction sums sn, sq (P, S); the taxel slot normals (5, S, 3). Out: out (5, S, 3) [N, distal
- * frame], zeroed here.
+ * apart: its formula may change on its own. In: P pairs (pad, t_hat, force, μ, Σ P, Σ Q) with their
+ * normal and friction sums sn, sq (P, S); the taxel slot normals (5, S, 3). Out: out (5, S, 3) [N,
+ * distal frame] and unsensed (5, 3) [N, distal frame], zeroed here. A pair's sensed force is its
+ * force with the normal part scaled by σ_n = Σ sn / Σ P and the friction part by σ_t = Σ sq / Σ Q
+ * (`_pair_readings`); the rest is its pad's unsensed load, and the remainder is taken against the
+ * sensed force.
  * ------------------------------------------------------------------------------------------- */
 /* `contact_model.cone_capacity` for one taxel: the largest ω ≥ 0 for which r + ω·R stays inside
  * the cone |shear| ≤ μ·normal (+inf when no ω leaves it); n the outward unit normal. */
@@ -1027,13 +1036,14 @@ static void cone_spread1(const double *r, const double *N, const double *normals
 }
 
 static void final_stage(Py_ssize_t P, const Pair *pairs, const double *sn_all, const double *sq_all,
-                        const double *slot_normals, Py_ssize_t S, double *out)
+                        const double *slot_normals, Py_ssize_t S, double *out, double *unsensed)
 {
     double snp[NPAD * MAX_SLOTS];    /* each pad's normal sums (S ≤ MAX_SLOTS: checked by Reader()) */
     double mun[NPAD * MAX_SLOTS];    /* each pad's Σ μ·N per taxel */
     double force[NPAD][3], mu1[NPAD];
     int npairs[NPAD] = {0};
     memset(out, 0, sizeof(double) * NPAD * S * 3);
+    memset(unsensed, 0, sizeof(double) * NPAD * 3);
     memset(force, 0, sizeof force);
     memset(snp, 0, sizeof snp);
     memset(mun, 0, sizeof mun);
@@ -1043,6 +1053,19 @@ static void final_stage(Py_ssize_t P, const Pair *pairs, const double *sn_all, c
         const double *sn = sn_all + p * S, *sq = sq_all + p * S, *th = pr->t_hat;
         const double *nrm = slot_normals + (Py_ssize_t)k * S * 3;
         double *o = out + (Py_ssize_t)k * S * 3;
+        double ssn = 0.0, ssq = 0.0;
+        for (Py_ssize_t j = 0; j < S; j++) {
+            ssn += sn[j];
+            ssq += sq[j];
+        }
+        const double lost_n = 1.0 - (pr->pn_sum > 0 ? ssn / pr->pn_sum : 0.0);
+        const double lost_t = 1.0 - (pr->q_sum > 0 ? ssq / pr->q_sum : 0.0);
+        for (int i = 0; i < 3; i++) {
+            const double ft = pr->q_sum * th[i];
+            const double u = lost_n * (pr->f[i] - ft) + lost_t * ft;
+            unsensed[3 * k + i] += u;
+            force[k][i] += pr->f[i] - u;
+        }
         for (Py_ssize_t j = 0; j < S; j++) {
             const double *nv = nrm + 3 * j;
             double d = nv[0] * th[0] + nv[1] * th[1] + nv[2] * th[2];
@@ -1057,7 +1080,6 @@ static void final_stage(Py_ssize_t P, const Pair *pairs, const double *sn_all, c
             snp[k * S + j] += sn[j];
             mun[k * S + j] += pr->mu * sn[j];
         }
-        force[k][0] += pr->f[0], force[k][1] += pr->f[1], force[k][2] += pr->f[2];
         npairs[k]++;
         mu1[k] = pr->mu;
     }
@@ -1107,9 +1129,10 @@ static void poses_release(Poses *ps)
     release(&ps->gxpos);
 }
 
-/* Solve every pair; taxel slot table `slots_out` (5, S, 3); images into img (may be NULL). */
+/* Solve every pair; taxel slot table `slots_out` (5, S, 3), the pads' unsensed loads `unsensed_out`
+ * (5, 3); images into img (may be NULL). */
 static int solve_all(Reader *r, const Poses *ps, Pair *pairs, Py_ssize_t P, int fine, double *slots_out,
-                     double *img, const double *rot)
+                     double *unsensed_out, double *img, const double *rot)
 {
     const Grid *g = &r->grid[fine ? 1 : 0];
     Work wk;
@@ -1120,32 +1143,32 @@ static int solve_all(Reader *r, const Poses *ps, Pair *pairs, Py_ssize_t P, int 
             work_free(&wk);
             return 0;
         }
-    final_stage(P, pairs, wk.sn, wk.sq, D(r->slot_normals), r->S, slots_out);
+    final_stage(P, pairs, wk.sn, wk.sq, D(r->slot_normals), r->S, slots_out, unsensed_out);
     work_free(&wk);
     return 1;
 }
 
 /* solve(pad (P,) int64, geom (P,) int64, f_loc (P,3), f_normal (P,), f_normal_vec (P,3), mu (P,),
- *       xmat, xpos, geom_xmat, geom_xpos, fine, slots_out (5·S,3), stuck_out (P,), img (5,3,48,32)|None,
- *       rot (3,3)) */
+ *       xmat, xpos, geom_xmat, geom_xpos, fine, slots_out (5·S,3), unsensed_out (5,3), stuck_out (P,),
+ *       img (5,3,48,32)|None, rot (3,3)) */
 static PyObject *Reader_solve(Reader *r, PyObject *args)
 {
-    PyObject *o[6], *xm, *xp, *gm, *gp, *so, *sto, *imo, *roto;
+    PyObject *o[6], *xm, *xp, *gm, *gp, *so, *uo, *sto, *imo, *roto;
     int fine;
     if (!r->ready) {
         PyErr_SetString(PyExc_ValueError, "native contact read: the Reader's tables were not set (__init__ failed)");
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOOpOOOO:solve", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &xm, &xp, &gm, &gp,
-                          &fine, &so, &sto, &imo, &roto))
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOpOOOOO:solve", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &xm, &xp, &gm,
+                          &gp, &fine, &so, &uo, &sto, &imo, &roto))
         return NULL;
-    Py_buffer v[6], out, st, im, rot;
+    Py_buffer v[6], out, uns, st, im, rot;
     Poses ps;
     Pair *pairs = NULL;
     PyObject *ret = NULL;
     for (int i = 0; i < 6; i++)
         v[i].obj = NULL;
-    out.obj = st.obj = im.obj = rot.obj = NULL;
+    out.obj = uns.obj = st.obj = im.obj = rot.obj = NULL;
     ps.xmat.obj = ps.xpos.obj = ps.gxmat.obj = ps.gxpos.obj = NULL;
     if (!get_view(o[0], &v[0], "pad", 'q', 1, (Py_ssize_t[]){-1}, 0, 0))
         goto done;
@@ -1157,6 +1180,7 @@ static PyObject *Reader_solve(Reader *r, PyObject *args)
         || !get_view(o[5], &v[5], "mu", 'd', 1, (Py_ssize_t[]){P}, 0, 0)
         || !get_poses(r, &ps, xm, xp, gm, gp)
         || !get_view(so, &out, "slots_out", 'd', 2, (Py_ssize_t[]){NPAD * r->S, 3}, 1, 1)
+        || !get_view(uo, &uns, "unsensed_out", 'd', 2, (Py_ssize_t[]){NPAD, 3}, 1, 1)
         || !get_view(sto, &st, "stuck_out", 'd', 1, (Py_ssize_t[]){P}, 1, 1)
         || !get_view(roto, &rot, "rot", 'd', 2, (Py_ssize_t[]){3, 3}, 1, 0))
         goto done;
@@ -1185,7 +1209,8 @@ static PyObject *Reader_solve(Reader *r, PyObject *args)
     }
     if (im.obj != NULL)
         memset(im.buf, 0, sizeof(double) * NPAD * 3 * NPX);
-    if (!solve_all(r, &ps, pairs, P, fine, (double *)out.buf, im.obj ? (double *)im.buf : NULL, D(rot)))
+    if (!solve_all(r, &ps, pairs, P, fine, (double *)out.buf, (double *)uns.buf, im.obj ? (double *)im.buf : NULL,
+                   D(rot)))
         goto done;
     for (Py_ssize_t p = 0; p < P; p++)
         ((double *)st.buf)[p] = pairs[p].stuck;
@@ -1196,6 +1221,7 @@ done:
     for (int i = 0; i < 6; i++)
         release(&v[i]);
     release(&out);
+    release(&uns);
     release(&st);
     release(&im);
     release(&rot);
@@ -1205,24 +1231,24 @@ done:
 
 /* read(con_geom (n,2) i32, con_efc_address (n,) i32, con_frame (n,9), con_pos (n,3), con_dist (n,),
  *      con_friction (n,5), efc_force (nefc,), xmat, xpos, geom_xmat, geom_xpos, fine,
- *      taxel_out (N,3) f32, taxel_distal_out (N,3), res_out (5,3), rot_out (5,3,3), frac_out (5,),
+ *      taxel_out (N,3) f32, taxel_distal_out (N,3), res_out (5,3), unsensed_out (5,3), rot_out (5,3,3), frac_out (5,),
  *      images_out (5,3,48,32)|None, slide_out (cap, 8))
  * → (accepted, rejected, sliding): the slide rows are the sliding pairs (no stuck point, F_n > 0):
  *   pad, geom, force-weighted contact point (world, 3), normal force vector (distal, 3). */
 static PyObject *Reader_read(Reader *r, PyObject *args)
 {
-    PyObject *o[7], *xm, *xp, *gm, *gp, *to, *tdo, *reso, *roto, *fro, *imo, *slo;
+    PyObject *o[7], *xm, *xp, *gm, *gp, *to, *tdo, *reso, *uo, *roto, *fro, *imo, *slo;
     int fine;
     if (!r->ready || !r->configured) {
         PyErr_SetString(PyExc_ValueError, r->ready ? "native contact read: read() before configure()"
                                                    : "native contact read: the Reader's tables were not set (__init__ failed)");
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOpOOOOOOO:read", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &xm, &xp,
-                          &gm, &gp, &fine, &to, &tdo, &reso, &roto, &fro, &imo, &slo))
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOpOOOOOOOO:read", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &xm,
+                          &xp, &gm, &gp, &fine, &to, &tdo, &reso, &uo, &roto, &fro, &imo, &slo))
         return NULL;
-    Py_buffer cg, ce, cf, cp, cd, cfr, efc, tx, txd, res, rot, frac, im, sl;
-    Py_buffer *all[] = {&cg, &ce, &cf, &cp, &cd, &cfr, &efc, &tx, &txd, &res, &rot, &frac, &im, &sl};
+    Py_buffer cg, ce, cf, cp, cd, cfr, efc, tx, txd, res, uns, rot, frac, im, sl;
+    Py_buffer *all[] = {&cg, &ce, &cf, &cp, &cd, &cfr, &efc, &tx, &txd, &res, &uns, &rot, &frac, &im, &sl};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         all[i]->obj = NULL;
     Poses ps;
@@ -1243,6 +1269,7 @@ static PyObject *Reader_read(Reader *r, PyObject *args)
         || !get_view(to, &tx, "taxel_out", 'f', 2, (Py_ssize_t[]){N, 3}, 1, 1)
         || !get_view(tdo, &txd, "taxel_distal_out", 'd', 2, (Py_ssize_t[]){N, 3}, 1, 1)
         || !get_view(reso, &res, "res_out", 'd', 2, (Py_ssize_t[]){NPAD, 3}, 1, 1)
+        || !get_view(uo, &uns, "unsensed_out", 'd', 2, (Py_ssize_t[]){NPAD, 3}, 1, 1)
         || !get_view(roto, &rot, "rot_out", 'd', 3, (Py_ssize_t[]){NPAD, 3, 3}, 1, 1)
         || !get_view(fro, &frac, "frac_out", 'd', 1, (Py_ssize_t[]){NPAD}, 1, 1)
         || !get_view(slo, &sl, "slide_out", 'd', 2, (Py_ssize_t[]){-1, 8}, 1, 1))
@@ -1327,7 +1354,7 @@ static PyObject *Reader_read(Reader *r, PyObject *args)
             }
         }
         const double *near = slot_info + (Q64(r->code_slot0)[ci] + nearest) * 4;
-        int front = r->side_sign > 0 ? pl[1] > 0.0 : pl[1] < 0.0;
+        int front = r->side_sign > 0 ? pl[1] > -FRONT_MARGIN : pl[1] < FRONT_MARGIN;
         double align = rl[0] * near[0] + rl[1] * near[1] + rl[2] * near[2];
         if (!(dmin <= near[3] && front && align <= -MIN_NORMAL_ALIGNMENT))
             continue;
@@ -1361,6 +1388,7 @@ static PyObject *Reader_read(Reader *r, PyObject *args)
     if (P == 0) {
         memset(txd_v, 0, sizeof(double) * N * 3);
         memset(tx_v, 0, sizeof(float) * N * 3);
+        memset(uns.buf, 0, sizeof(double) * NPAD * 3);
     } else {
         for (Py_ssize_t p = 0; p < P; p++) {
             Pair *pr = &pairs[p];
@@ -1374,7 +1402,8 @@ static PyObject *Reader_read(Reader *r, PyObject *args)
             PyErr_NoMemory();
             goto done;
         }
-        if (!solve_all(r, &ps, pairs, P, fine, slots, im.obj ? (double *)im.buf : NULL, D(r->pad_rot))) {
+        if (!solve_all(r, &ps, pairs, P, fine, slots, (double *)uns.buf, im.obj ? (double *)im.buf : NULL,
+                       D(r->pad_rot))) {
             free(slots);
             goto done;
         }
