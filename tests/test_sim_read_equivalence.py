@@ -373,7 +373,8 @@ def test_native_read_refuses_wrong_arrays_precisely():
     tables = [g.quad.points_h, g.area_flat, g.inv_area_flat, g.normal_flat, g.pixel_flat, g.GT,
               dm.fine.quad.points_h, dm.fine.area_flat, dm.fine.inv_area_flat, dm.fine.normal_flat,
               dm.fine.pixel_flat, dm.fine.GT, sim.model.geom_type, sim.model.geom_size,
-              np.asarray(dm.distal_bodies, np.int64), dm._slot_normals, dm.stiffness]
+              np.asarray(dm.distal_bodies, np.int64), dm._slot_normals, dm.stiffness, dm.coarse.first_k,
+              dm.fine.first_k]
     bad_pixels = g.pixel_flat.copy()
     bad_pixels[3] = 48 * 32
     with pytest.raises(ValueError, match=r"coarse pixel\[3\] = 1536 outside 0..1535"):
@@ -381,7 +382,9 @@ def test_native_read_refuses_wrong_arrays_precisely():
     with pytest.raises(ValueError, match=r"the Reader's tables were not set"):
         reader.read(*base, False, *outs)
     with pytest.raises(ValueError, match=r"stiffness must be > 0 N/m\^3, got -1"):
-        _contact_read.Reader(*tables[:-1], -1.0)
+        _contact_read.Reader(*tables[:-3], -1.0, *tables[-2:])
+    with pytest.raises(ValueError, match=r"the first support sizes must be >= 1, got 0 and \d+"):
+        _contact_read.Reader(*tables[:-2], 0, tables[-1])
     with pytest.raises(ValueError, match=r"fine GT must be float64 of shape \(\d+, 40\)"):
         _contact_read.Reader(*tables[:11], dm.fine.GT[:, :39].copy(), *tables[12:])
 

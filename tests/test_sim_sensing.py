@@ -46,7 +46,7 @@ def test_a_load_is_read_as_far_as_its_kernel_lands_on_the_sensing_area():
         rp, _, _ = sensing.rim_points(pad, 1)
         rs = rim[k].sum(axis=0)
         assert np.all(rs > 0) and rs.max() <= 1.0
-        for z in np.unique(np.round(x[:, 2], 9)):
+        for z in np.unique(np.round(rp[:, 2], 9)):        # the rim's rows (every second pixel row)
             if z < geo.z_bottom:
                 continue
             sel, rsel = np.abs(x[:, 2] - z) < 1e-9, np.abs(rp[:, 2] - z) < 1e-9

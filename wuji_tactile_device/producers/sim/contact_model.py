@@ -278,7 +278,8 @@ class DistributedContact:
             grids += [g.quad.points_h, g.area_flat, g.inv_area_flat, g.normal_flat, g.pixel_flat, g.GT]
         return _native.Reader(*[np.ascontiguousarray(a) for a in grids], m.geom_type, m.geom_size,
                               np.ascontiguousarray(self.distal_bodies, dtype=np.int64),
-                              np.ascontiguousarray(self._slot_normals), self.stiffness)
+                              np.ascontiguousarray(self._slot_normals), self.stiffness, self.coarse.first_k,
+                              self.fine.first_k)
 
     def native_solve(self, data: mujoco.MjData, pad: np.ndarray, geom: np.ndarray, f_loc: np.ndarray,
                      f_normal: np.ndarray, f_normal_vec: np.ndarray, mu: np.ndarray, *, fine: bool = True,
@@ -323,7 +324,7 @@ class DistributedContact:
         GT = np.ascontiguousarray(G.transpose(0, 2, 1).reshape(5 * M, -1))
         return _Grid(quad, inv, normal, np.ascontiguousarray(G), quad._replace(cell=ident), GT,
                      quad.area.ravel().copy(), inv.ravel().copy(), normal.reshape(-1, 3).copy(),
-                     quad.cell.ravel().copy(), max(16, M // 8))
+                     quad.cell.ravel().copy(), max(16, int(quad.n_pixels.max()) // 6))
 
     # -- per frame --------------------------------------------------------------------------------
     def pairs(self, pad: np.ndarray, geom: np.ndarray, f_loc: np.ndarray, f_normal: np.ndarray,
@@ -819,7 +820,8 @@ class _Grid(NamedTuple):
     inv_area_flat: np.ndarray  # (5·M,) inv_area flattened
     normal_flat: np.ndarray  # (5·M, 3) normal flattened
     pixel_flat: np.ndarray   # (5·M,) quad.cell (image pixel) flattened
-    first_k: int             # support size tried first (the level solve's subset, `support`)
+    first_k: int             # support size tried first (the level solve's subset, `support`): a sixth
+                             # of a pad's pixels (the rim's points, loaded only past the pad's sides, not counted)
 
 
 def __getattr__(name: str):

@@ -82,6 +82,8 @@ RIM_ANGLE = np.radians(125.0)
 #: the pad's sides they thin out to 5× at its border), and angle-uniform points beyond
 #: (`rim_points`).
 QUAD_MIN_NORMAL = 0.6
+#: The rim's sampling: every `RIM_STEP`-th pixel row, arcs of `RIM_STEP` × 0.5 mm.
+RIM_STEP = 2
 
 
 def sensing_plane(pad: PadTaxels, step: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -125,19 +127,20 @@ def sensing_plane(pad: PadTaxels, step: int = 1) -> tuple[np.ndarray, np.ndarray
 def rim_points(pad: PadTaxels, step: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The load quadrature's rim beside the image grid subdivided 1/`step` (the grid the contact
     model solves on: every `step`-th pixel whose normal's palm-side component is ≥
-    `QUAD_MIN_NORMAL`): per grid row, the capsule's cross-section beyond those pixels on both
-    sides, from where their areas end (their summed area over R·Δz, as an arc from the palm
-    direction) to `RIM_ANGLE`, in ≈ `step`·0.5 mm arcs (the pad's sides up to its border, then
-    the rim beyond it). Returns
+    `QUAD_MIN_NORMAL`): on every second pixel row (1 mm apart, whatever `step`: the rim's
+    points cost per frame like the pixels), the capsule's cross-section beyond that row's pixels
+    on both sides, from where their areas end (their summed area over R·Δz, as an arc from the
+    palm direction) to `RIM_ANGLE`, in ≈ 1 mm arcs (the pad's sides up to its border, then the
+    rim beyond it). Returns
     points (R, 3) [m], areas (R,) [m²] (dA = R·dφ·dz on the cylinder and the cap alike) and the
     flat index (R,) of the nearest valid pixel of the row (where the images place the rim's
     load; the pad's nearest valid pixel for rows without one)."""
     g = pad.geometry
     rows, cols = IMAGE_SHAPE
-    r_idx = np.arange(step // 2, rows, step)
+    r_idx = np.arange(RIM_STEP // 2, rows, RIM_STEP)
     c_idx = np.arange(step // 2, cols, step)
     z_hi, z_lo = PAD_TOP_Z - PAD_BOUNDARY, g.z_bottom - g.radius
-    dz = abs(z_lo - z_hi) / rows * step
+    dz = abs(z_lo - z_hi) / rows * RIM_STEP
     dx = 2 * g.radius / cols * step
     valid = pad.pixel_valid
     vflat = np.flatnonzero(valid.ravel())
@@ -153,10 +156,10 @@ def rim_points(pad: PadTaxels, step: int = 1) -> tuple[np.ndarray, np.ndarray, n
         x = -g.radius + (cs + 0.5) / cols * 2 * g.radius
         ny = np.sqrt(np.maximum(g.radius ** 2 - x ** 2 - dzc ** 2, 1e-30)) / g.radius
         ny = ny[ny >= QUAD_MIN_NORMAL]
-        phi0 = 0.5 * float((dx * dz / ny).sum()) / (g.radius * dz)       # the pixels' half-coverage [rad]
+        phi0 = 0.5 * float((dx / ny).sum()) / g.radius            # the row's pixels' half-coverage [rad]
         if phi0 >= RIM_ANGLE:
             continue
-        n = int(np.ceil((RIM_ANGLE - phi0) * g.radius / (0.0005 * step)))
+        n = int(np.ceil((RIM_ANGLE - phi0) * g.radius / (0.0005 * RIM_STEP)))
         dphi = (RIM_ANGLE - phi0) / n
         phi = phi0 + (np.arange(n) + 0.5) * dphi
         phi = np.concatenate([phi, -phi])

@@ -11,7 +11,7 @@
  * hold the two to 1e-12 of the frame's largest force (tests/test_sim_read_equivalence.py).
  *
  * The same method as the numpy path: the level solve on the K lowest points of each footprint
- * (quickselect instead of argpartition, K = max(16, M/8)), grown 4× while the subset does not
+ * (quickselect instead of argpartition, K = the grid's first_k), grown 4× while the subset does not
  * hold the footprint; only the points at or below the first bound λ₀ = min sdf + V / A_closest
  * are considered (no other can be active). Points without load (zero weight) are left out of
  * the support: they change no sum.
@@ -168,6 +168,7 @@ typedef struct {
     Py_buffer GT;         /* (5·M, S) taxel influence per point */
     Py_ssize_t M;
     int nvalid[NPAD];     /* valid (area > 0) points of each pad: the first nvalid of its M */
+    int first_k;          /* support size tried first (`_Grid.first_k`) */
 } Grid;
 
 typedef struct {
@@ -280,17 +281,19 @@ static int grid_init(Grid *g, PyObject *const *o, const char *which, Py_ssize_t 
     return 1;
 }
 
-/* Reader(coarse: 6 arrays, fine: 6 arrays, geom_type, geom_size, distal_bodies, slot_normals, stiffness) */
+/* Reader(coarse: 6 arrays, fine: 6 arrays, geom_type, geom_size, distal_bodies, slot_normals, stiffness,
+ *        coarse_first_k, fine_first_k) */
 static int Reader_init(Reader *r, PyObject *args, PyObject *kw)
 {
     PyObject *o[12], *gt, *gs, *db, *sn;
     double stiffness;
+    int first_k[2];
     if (kw != NULL && PyDict_Size(kw) > 0) {
         PyErr_SetString(PyExc_TypeError, "Reader() takes positional arguments only");
         return -1;
     }
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOOOOd:Reader", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7],
-                          &o[8], &o[9], &o[10], &o[11], &gt, &gs, &db, &sn, &stiffness))
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOOOOdii:Reader", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7],
+                          &o[8], &o[9], &o[10], &o[11], &gt, &gs, &db, &sn, &stiffness, &first_k[0], &first_k[1]))
         return -1;
     /* a second __init__ replaces every table */
     r->ready = 0;
@@ -303,6 +306,11 @@ static int Reader_init(Reader *r, PyObject *args, PyObject *kw)
     reader_release_extraction(r);
     if (!(stiffness > 0)) {
         value_error("native contact read: stiffness must be > 0 N/m^3, got %g", stiffness);
+        return -1;
+    }
+    if (first_k[0] < 1 || first_k[1] < 1) {
+        value_error("native contact read: the first support sizes must be >= 1, got %d and %d", first_k[0],
+                    first_k[1]);
         return -1;
     }
     Py_ssize_t any1[1] = {-1};
@@ -333,6 +341,8 @@ static int Reader_init(Reader *r, PyObject *args, PyObject *kw)
     }
     if (!grid_init(&r->grid[0], o, "coarse", r->S) || !grid_init(&r->grid[1], o + 6, "fine", r->S))
         return -1;
+    r->grid[0].first_k = first_k[0];
+    r->grid[1].first_k = first_k[1];
     r->inv_stiffness = 1.0 / stiffness;
     r->configured = 0;
     r->ready = 1;
@@ -761,8 +771,8 @@ static int solve_pair(Reader *r, const Grid *g, const Poses *ps, Pair *pr, Work 
         smin = mn[u] < smin ? mn[u] : smin;
     const double vol = pr->fn * r->inv_stiffness + MIN_VOLUME;
     /* λ₀ = min sdf + V / A_closest ≥ the root (Φ(λ) = Σ A·max(λ − sdf, 0) is increasing): only
-     * the points at or below λ₀ can be active. Of those, the K lowest (quickselect, K = max(16,
-     * M/8) as the numpy path's first subset) sorted, and the exact level on them (`_level_sorted`:
+     * the points at or below λ₀ can be active. Of those, the K lowest (quickselect, K = the grid's
+     * first_k, as the numpy path's first subset) sorted, and the exact level on them (`_level_sorted`:
      * cumulative sums, first segment that holds the volume); accepted when the subset's highest
      * point is not below λ, else K grows 4× (the numpy path's grown support). */
     int nc = 0;
@@ -785,7 +795,7 @@ static int solve_pair(Reader *r, const Grid *g, const Poses *ps, Pair *pr, Work 
         return 0;
     }
     double *a = wk->a, *ca = wk->ca, *w = wk->w;
-    int K = (int)(M / 8 > 16 ? M / 8 : 16);
+    int K = g->first_k;
     double lam;
     for (;;) {
         if (K > nc)
