@@ -19,9 +19,10 @@ footprint):
    the 1 mm grid (every second pixel): the images are its field (`traction_field`; pressure
    along each point's normal, friction in its tangent plane), and a taxel reads it carried
    through the elastomer to its sensitive area (`taxel_readings`, `sensing.py`), its normal along
-   its own normal and its friction in its own tangent plane, the pad's remainder against the
-   solver force placed inside the taxels' friction cones (`cone_spread`). Every pad's field,
-   images and taxels sum to its solver force exactly.
+   its own normal and its friction in its own tangent plane; what lands beyond the sensing area
+   is the pad's unsensed load (`pad_readings`), and the pad's remainder against its sensed force
+   is placed inside the taxels' friction cones (`cone_spread`). Every pad's field and images sum
+   to its solver force exactly, its taxels plus its unsensed load too.
 
 For a sphere of radius R_s on the cylindrical pad (radius R_p) the gap is g ≈ x²/2R₁ + y²/2R₂ with
 R₁ = R_s (along the finger), 1/R₂ = 1/R_s + 1/R_p, so the footprint is an ellipse of area

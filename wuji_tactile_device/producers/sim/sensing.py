@@ -16,20 +16,23 @@ direction; the direction-dependent part and the normal dipole a tangential load 
 modelled). Distances are chords between surface points (the layer is thin against the pad's
 radius: 2 mm against 8–9.5 mm).
 
-A taxel's sensitive area is its cell of the sensing plane: the points nearer to it than to any
-other taxel of its pad, so the cells tile the pad and the readings of a pad sum to its load
-exactly. The kernel is normalised over the pad (the load near the rim stays on the pad's edge
-taxels). So taxel j of a pad reads
+The sensing surface is the whole distal capsule (`sensing_plane`: the cylinder and the tip cap,
+all the way around). A taxel's sensitive area is its cell of the sensing area (the pad region
+where the taxels were placed): the points of it nearer to the taxel than to any other taxel of its
+pad. The kernel is normalised over the whole capsule, so a load near or past the pad's border is
+partly carried beyond the sensing area (the pad's unsensed rim, the finger shell) and read by no
+taxel. Taxel j of a pad reads
 
-    f_j = Σ_x G[j, x] · t(x),   G[j, x] = Σ_{y ∈ cell j} A_y·k(|x − y|) / Σ_y A_y·k(|x − y|),
+    f_j = Σ_x G[j, x] · t(x),   G[j, x] = Σ_{y ∈ cell j} A_y·k(|x − y|) / Σ_{y ∈ capsule} A_y·k(|x − y|),
 
 t(x) the traction (force per quadrature point, three axes) of the contact model's field at
-surface point x. Σ_j G[j, x] = 1 for every x: conservation per axis is exact.
+surface point x. Σ_j G[j, x] = s(x) ≤ 1 is the point's sensed share (0.98–0.995 mid-pad, ≈ 0.5 on
+the border, < 0.02 at `RIM_ANGLE`); the contact model accounts the rest as the pad's unsensed load.
 
-The sensing plane is sampled at the 0.5 mm image grid (its areas); the load points x are any
-surface points (the image grid's pixels, or every second one, in the producer). Convergence (`tests/test_sim_sensing.py`):
-the taxel shares move by ≤ 0.4 % of the load (L1) against a 4× finer load grid, ≤ 2 % with the
-sensing plane also 4× finer.
+The sensing surface is sampled at ≈ 0.5 mm; the load points x are any surface points (the image
+grid's pixels and the quadrature's rim, `rim_points`, in the producer). Convergence
+(`tests/test_sim_sensing.py`): the taxel shares move by ≤ 0.5 % of the load (L1) against a 4×
+finer load grid, ≤ 2.5 % with the sensing surface also 4× finer.
 """
 from __future__ import annotations
 
@@ -213,7 +216,8 @@ def compute_influence(side: str = "right", slots: int = 40, coarse_step: int = 2
     both hands (the left pad is the right one mirrored). `INFLUENCE_FILE` holds them precomputed."""
     npx = IMAGE_SHAPE[0] * IMAGE_SHAPE[1]
     pix = np.zeros((5, slots, npx))
-    fine, coarse = [], []
+    fine: list[np.ndarray] = []
+    coarse: list[np.ndarray] = []
     for k, pad in enumerate(pad_taxels(side)):
         x, _, flat = _grid_areas(pad, 1)
         n = len(pad.positions)
