@@ -247,6 +247,25 @@ def test_native_solve_equals_numpy(kind, radius):
         assert np.abs(field[INDEX].sum(axis=0) - total).max() <= 1e-12 * force
 
 
+def test_a_plane_never_takes_the_padding_points():
+    """Regression: the padding points (1 m off, area 0) of the pads with fewer quadrature points
+    lie on a plane's far side, inside it: the first level-solve subset of such a pad held only
+    padding (area 0: a division by zero, then a grown subset). They are now never the lowest."""
+    import warnings
+    sim, g = _shape_on_index_pad("plane")
+    c = sim.contacts
+    dm = DistributedContact(sim.model, c.pads, c.distal_bodies, c._object_geoms, backend="numpy")
+    assert (dm.coarse.quad.area[INDEX] == 0).sum() > dm.coarse.first_k      # more padding than the subset
+    f = np.array([[0.0, -0.5, 0.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        flat, _, _, _, _ = dm._footprint(dm._transforms(sim.data, np.array([INDEX]), np.array([g])),
+                                         np.array([INDEX]), np.array([g]), np.array([0.5]), dm.coarse, grow=False)
+        assert np.all(dm.coarse.area_flat.take(flat) > 0)              # the first subset: real points only
+        t = dm.solve(sim.data, np.array([INDEX]), np.array([g]), f, np.array([0.5]), f, np.array([1.0]), fine=False)
+    assert np.isclose(t.Pn.sum(), 0.5, rtol=1e-12)
+
+
 def _two_objects_on_index_pad(depth: float = 0.0003) -> HandSimulation:
     """A static hand with two object geoms (a sphere and a box) pressed `depth` [m] into the
     index pad at two places along the finger: two pairs on one pad, each with solver force."""
@@ -370,9 +389,9 @@ def test_native_read_refuses_wrong_arrays_precisely():
         reader.read(*base, False, *outs)
     dm = model.distributed
     g = dm.coarse
-    tables = [g.quad.points_h, g.area_flat, g.inv_area_flat, g.normal_flat, g.pixel_flat, g.GT,
+    tables = [g.quad.points_h, g.area_flat, g.inv_area_flat, g.normal_flat, g.pixel_flat, g.GT, g.rim_groups,
               dm.fine.quad.points_h, dm.fine.area_flat, dm.fine.inv_area_flat, dm.fine.normal_flat,
-              dm.fine.pixel_flat, dm.fine.GT, sim.model.geom_type, sim.model.geom_size,
+              dm.fine.pixel_flat, dm.fine.GT, dm.fine.rim_groups, sim.model.geom_type, sim.model.geom_size,
               np.asarray(dm.distal_bodies, np.int64), dm._slot_normals, dm.stiffness, dm.coarse.first_k,
               dm.fine.first_k]
     bad_pixels = g.pixel_flat.copy()
@@ -386,7 +405,11 @@ def test_native_read_refuses_wrong_arrays_precisely():
     with pytest.raises(ValueError, match=r"the first support sizes must be >= 1, got 0 and \d+"):
         _contact_read.Reader(*tables[:-2], 0, tables[-1])
     with pytest.raises(ValueError, match=r"fine GT must be float64 of shape \(\d+, 40\)"):
-        _contact_read.Reader(*tables[:11], dm.fine.GT[:, :39].copy(), *tables[12:])
+        _contact_read.Reader(*tables[:12], dm.fine.GT[:, :39].copy(), *tables[13:])
+    gaps = g.rim_groups.copy()
+    gaps[1, 2, 0] += 1                                  # a point between two groups belongs to none
+    with pytest.raises(ValueError, match=r"coarse rim groups of pad 1: group 2 is \[\d+, \d+\) radius"):
+        _contact_read.Reader(*tables[:6], gaps, *tables[7:])
 
 
 @needs_native

@@ -69,7 +69,8 @@ TAXEL_GRID_STEP = 2
 _vecdot = getattr(np, "vecdot", lambda a, b: np.einsum("...i,...i->...", a, b))
 _matvec = getattr(np, "matvec", lambda m, v: np.einsum("...ij,...j->...i", m, v))
 _accumulate, _reduce = np.add.accumulate, np.add.reduce   # cumsum / sum without their wrappers' cost
-_FAR = 1.0  # [m] signed distance given to padding points (never inside a footprint)
+_FAR = 1.0  # [m] position of padding points (never inside a footprint, but for a plane's far side)
+_FAR_SDF = 1e30  # [m] the signed distance padding points get against a plane
 _MIN_VOLUME = 1e-24  # [m³] keeps the closest point active when the normal force is 0
 
 _G = mujoco.mjtGeom
@@ -251,6 +252,7 @@ class DistributedContact:
         self.pixel_quad = _quadrature(pads, 1, to_pixels=True)
         self.slots = max(len(p.positions) for p in pads)
         self._types = np.unique(model.geom_type[self.object_geoms])
+        self._plane = bool(np.any(self._types == int(_G.mjGEOM_PLANE)))
         self._pair_stride = model.ngeom
         self._cell_offsets = (np.arange(64) * self.slots)[:, None]     # per-pair cell blocks
         self._geom_type = model.geom_type.astype(np.int64)
@@ -276,7 +278,7 @@ class DistributedContact:
         m = self.model
         grids = []
         for g in (self.coarse, self.fine):
-            grids += [g.quad.points_h, g.area_flat, g.inv_area_flat, g.normal_flat, g.pixel_flat, g.GT]
+            grids += [g.quad.points_h, g.area_flat, g.inv_area_flat, g.normal_flat, g.pixel_flat, g.GT, g.rim_groups]
         return _native.Reader(*[np.ascontiguousarray(a) for a in grids], m.geom_type, m.geom_size,
                               np.ascontiguousarray(self.distal_bodies, dtype=np.int64),
                               np.ascontiguousarray(self._slot_normals), self.stiffness, self.coarse.first_k,
@@ -325,7 +327,7 @@ class DistributedContact:
         GT = np.ascontiguousarray(G.transpose(0, 2, 1).reshape(5 * M, -1))
         return _Grid(quad, inv, normal, np.ascontiguousarray(G), quad._replace(cell=ident), GT,
                      quad.area.ravel().copy(), inv.ravel().copy(), normal.reshape(-1, 3).copy(),
-                     quad.cell.ravel().copy(), max(16, int(quad.n_pixels.max()) // 6))
+                     quad.cell.ravel().copy(), max(16, int(quad.n_pixels.max()) // 6), _rim_groups(quad))
 
     # -- per frame --------------------------------------------------------------------------------
     def pairs(self, pad: np.ndarray, geom: np.ndarray, f_loc: np.ndarray, f_normal: np.ndarray,
@@ -441,6 +443,8 @@ class DistributedContact:
         say (a batch of scenes re-reads the scenes whose rows did not hold)."""
         P, M = len(pad), grid.quad.area.shape[1]
         sdf = self._sdf(geom, T @ grid.quad.points_h.take(pad, axis=0))   # (P, M); padding ≥ 1 m away
+        if self._plane:      # … but a plane's far side is inside it: padding must never be the lowest
+            np.putmask(sdf, grid.quad.area.take(pad, axis=0) == 0, _FAR_SDF)
         volume = f_normal * (1.0 / self.stiffness) + _MIN_VOLUME
         rows = _col_offsets(P, M)
         shift = (pad * M)[:, None] - rows                 # row offsets → the grid's (5·M) tables
@@ -823,6 +827,28 @@ class _Grid(NamedTuple):
     pixel_flat: np.ndarray   # (5·M,) quad.cell (image pixel) flattened
     first_k: int             # support size tried first (the level solve's subset, `support`): a sixth
                              # of a pad's pixels (the rim's points, loaded only past the pad's sides, not counted)
+    rim_groups: np.ndarray   # (5, R, 6) the rim's points in runs of `RIM_GROUP`: start, end, centre, radius
+                             # (the compiled read skips a run whose centre lies too far above the level)
+
+
+#: Rim points per group of the compiled read's skip test (`_native/contact_read.c`, `solve_pair`).
+RIM_GROUP = 4
+
+
+def _rim_groups(quad: _Quadrature) -> np.ndarray:
+    """(5, R, 6) each pad's rim points (after its pixels, up to its valid points) in runs of
+    `RIM_GROUP`: [start, end), the run's centre (distal frame) and the largest distance of its
+    points from it [m]; padding rows 0."""
+    valid = (quad.area > 0).sum(axis=1)
+    runs = [list(range(int(quad.n_pixels[k]), int(valid[k]), RIM_GROUP)) for k in range(5)]
+    out = np.zeros((5, max(1, max(len(r) for r in runs)), 6))
+    for k, starts in enumerate(runs):
+        for j, a in enumerate(starts):
+            e = min(a + RIM_GROUP, int(valid[k]))
+            p = quad.points[k, a:e]
+            c = p.mean(axis=0)
+            out[k, j] = (a, e, *c, np.sqrt(((p - c) ** 2).sum(axis=1)).max())
+    return out
 
 
 def __getattr__(name: str):

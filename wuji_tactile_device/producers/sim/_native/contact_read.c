@@ -166,8 +166,11 @@ typedef struct {
     Py_buffer normal;     /* (5·M, 3) outward surface normal (distal) */
     Py_buffer pixel;      /* (5·M,) int64 image pixel 0..1535 */
     Py_buffer GT;         /* (5·M, S) taxel influence per point */
-    Py_ssize_t M;
+    Py_buffer groups;     /* (5, R, 6) the rim's points in groups: start, end, centre (distal), radius */
+    Py_ssize_t M, R;
     int nvalid[NPAD];     /* valid (area > 0) points of each pad: the first nvalid of its M */
+    int npix[NPAD];       /* its pixel points (the rim's, in groups, follow up to nvalid) */
+    int ngroups[NPAD];
     int first_k;          /* support size tried first (`_Grid.first_k`) */
 } Grid;
 
@@ -208,6 +211,7 @@ static void grid_release(Grid *g)
     release(&g->normal);
     release(&g->pixel);
     release(&g->GT);
+    release(&g->groups);
 }
 
 static void reader_release_extraction(Reader *r)
@@ -256,8 +260,10 @@ static int grid_init(Grid *g, PyObject *const *o, const char *which, Py_ssize_t 
     Py_ssize_t n1[1] = {NPAD * M}, n2[2] = {NPAD * M, 3}, nG[2] = {NPAD * M, S};
     if (!grid_view(o[1], &g->area, which, "area", 'd', 1, n1) || !grid_view(o[2], &g->inv_area, which, "inv_area", 'd', 1, n1)
         || !grid_view(o[3], &g->normal, which, "normal", 'd', 2, n2) || !grid_view(o[4], &g->pixel, which, "pixel", 'q', 1, n1)
-        || !grid_view(o[5], &g->GT, which, "GT", 'd', 2, nG))
+        || !grid_view(o[5], &g->GT, which, "GT", 'd', 2, nG)
+        || !grid_view(o[6], &g->groups, which, "rim groups", 'd', 3, (Py_ssize_t[]){NPAD, -1, 6}))
         return 0;
+    g->R = g->groups.shape[1];
     const double *area = D(g->area);
     const long long *px = Q64(g->pixel);
     for (int k = 0; k < NPAD; k++) {
@@ -271,6 +277,29 @@ static int grid_init(Grid *g, PyObject *const *o, const char *which, Py_ssize_t 
                 return 0;
             }
         g->nvalid[k] = (int)n;
+        /* the rim's groups: consecutive [start, end) ranges ending at nvalid (padding rows: end <= start) */
+        const double *gr = D(g->groups) + (Py_ssize_t)k * g->R * 6;
+        int ng = 0;
+        while (ng < g->R && gr[6 * ng + 1] > gr[6 * ng])
+            ng++;
+        int at = ng > 0 ? (int)gr[0] : (int)n;
+        g->npix[k] = at;
+        for (int j = 0; j < ng; j++) {
+            const double a = gr[6 * j], e = gr[6 * j + 1];
+            if (a != (double)at || e > (double)n || !(gr[6 * j + 5] >= 0.0)) {
+                value_error("native contact read: %s rim groups of pad %d: group %d is [%g, %g) radius %g; the "
+                            "groups must follow each other up to the %zd valid points, radii >= 0", which, k, j, a, e,
+                            gr[6 * j + 5], n);
+                return 0;
+            }
+            at = (int)e;
+        }
+        if (at != (int)n) {
+            value_error("native contact read: %s rim groups of pad %d end at point %d, the pad has %zd valid points",
+                        which, k, at, n);
+            return 0;
+        }
+        g->ngroups[k] = ng;
     }
     for (Py_ssize_t i = 0; i < NPAD * M; i++)
         if (px[i] < 0 || px[i] >= NPX) {
@@ -281,19 +310,20 @@ static int grid_init(Grid *g, PyObject *const *o, const char *which, Py_ssize_t 
     return 1;
 }
 
-/* Reader(coarse: 6 arrays, fine: 6 arrays, geom_type, geom_size, distal_bodies, slot_normals, stiffness,
+/* Reader(coarse: 7 arrays, fine: 7 arrays, geom_type, geom_size, distal_bodies, slot_normals, stiffness,
  *        coarse_first_k, fine_first_k) */
 static int Reader_init(Reader *r, PyObject *args, PyObject *kw)
 {
-    PyObject *o[12], *gt, *gs, *db, *sn;
+    PyObject *o[14], *gt, *gs, *db, *sn;
     double stiffness;
     int first_k[2];
     if (kw != NULL && PyDict_Size(kw) > 0) {
         PyErr_SetString(PyExc_TypeError, "Reader() takes positional arguments only");
         return -1;
     }
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOOOOdii:Reader", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7],
-                          &o[8], &o[9], &o[10], &o[11], &gt, &gs, &db, &sn, &stiffness, &first_k[0], &first_k[1]))
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOOOOOOdii:Reader", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7],
+                          &o[8], &o[9], &o[10], &o[11], &o[12], &o[13], &gt, &gs, &db, &sn, &stiffness, &first_k[0],
+                          &first_k[1]))
         return -1;
     /* a second __init__ replaces every table */
     r->ready = 0;
@@ -339,7 +369,7 @@ static int Reader_init(Reader *r, PyObject *args, PyObject *kw)
         if (b > r->max_body)
             r->max_body = (Py_ssize_t)b;
     }
-    if (!grid_init(&r->grid[0], o, "coarse", r->S) || !grid_init(&r->grid[1], o + 6, "fine", r->S))
+    if (!grid_init(&r->grid[0], o, "coarse", r->S) || !grid_init(&r->grid[1], o + 7, "fine", r->S))
         return -1;
     r->grid[0].first_k = first_k[0];
     r->grid[1].first_k = first_k[1];
@@ -679,6 +709,7 @@ static void select_lowest(Pt *a, int n, int k)
 typedef struct {
     Pt *pts;          /* (M,) candidate points of one pair */
     double *sdf;      /* (M,) */
+    int *ri;          /* (M,) the evaluated rim points' indices (`solve_pair`) */
     double *w, *a, *ca, *Pn, *C, *Qv, *pres, *cc;   /* (M,) along the sorted support */
     double *tl;       /* (M, 3) point forces (images) */
     double *sn, *sq;  /* (P, S) each pair's normal and friction influence sums */
@@ -688,6 +719,7 @@ static void work_free(Work *w)
 {
     free(w->pts);
     free(w->sdf);
+    free(w->ri);
     free(w->w);
     free(w->tl);
     free(w->sn);
@@ -701,10 +733,11 @@ static int work_alloc(Work *w, Py_ssize_t M, Py_ssize_t P, Py_ssize_t S)
         M = 1;
     w->pts = malloc(sizeof(Pt) * M);
     w->sdf = malloc(sizeof(double) * M);
+    w->ri = malloc(sizeof(int) * M);
     w->w = malloc(sizeof(double) * M * 8);
     w->tl = malloc(sizeof(double) * M * 3);
     w->sn = calloc((size_t)(P > 0 ? P : 1) * S * 2, sizeof(double));
-    if (!w->pts || !w->sdf || !w->w || !w->tl || !w->sn) {
+    if (!w->pts || !w->sdf || !w->ri || !w->w || !w->tl || !w->sn) {
         work_free(w);
         PyErr_NoMemory();
         return 0;
@@ -756,9 +789,46 @@ static int solve_pair(Reader *r, const Grid *g, const Poses *ps, Pair *pr, Work 
             T[4 * i + j] = Rg[i] * B[j] + Rg[3 + i] * B[4 + j] + Rg[6 + i] * B[8 + j];
     const double *ph = D(g->points_h) + (Py_ssize_t)k * 4 * M;
     const double *area = D(g->area) + (Py_ssize_t)k * M;
-    const int n = g->nvalid[k];
+    const int npix = g->npix[k];
     double *sdf = wk->sdf;
-    sdf_points(t, s0, s1, s2, T, ph, M, n, sdf);
+    const double vol = pr->fn * r->inv_stiffness + MIN_VOLUME;
+    sdf_points(t, s0, s1, s2, T, ph, M, npix, sdf);
+    /* The rim: its points lie beyond the pad's sides and carry load only when the footprint
+     * reaches there. The pixels alone bound the level from above (more points only lower it), and
+     * a signed distance is 1-Lipschitz, so a group whose centre lies more than its radius above that
+     * bound holds no active point and is left out. The evaluated points are packed after the
+     * pixels (sdf, and their areas in `parea`; `ri` their indices): the passes below run over
+     * them only, and the active set — so the result — is the one of every point. */
+    int n = npix;
+    const double *parea = area;
+    if (g->ngroups[k] > 0) {
+        double pmin = INFINITY, pamin = 0.0;
+        for (int m = 0; m < npix; m++)
+            pmin = sdf[m] < pmin ? sdf[m] : pmin;
+        for (int m = 0; m < npix; m++)
+            if (sdf[m] == pmin && area[m] > pamin)
+                pamin = area[m];
+        const double bound = npix > 0 && isfinite(pmin) ? level_bound(sdf, area, npix, pmin, vol, pamin) : INFINITY;
+        const double *gr = D(g->groups) + (Py_ssize_t)k * g->R * 6;
+        double *pa = wk->a;        /* scratch until the support is sorted */
+        memcpy(pa, area, sizeof(double) * npix);
+        for (int j = 0; j < g->ngroups[k]; j++) {
+            const double *q = gr + 6 * j;
+            const int a0 = (int)q[0], e = (int)q[1];
+            const double x = T[0] * q[2] + T[1] * q[3] + T[2] * q[4] + T[3];
+            const double y = T[4] * q[2] + T[5] * q[3] + T[6] * q[4] + T[7];
+            const double z = T[8] * q[2] + T[9] * q[3] + T[10] * q[4] + T[11];
+            if (sdf_of(t, s0, s1, s2, x, y, z) - q[5] > bound + 1e-9)
+                continue;
+            sdf_points(t, s0, s1, s2, T, ph + a0, M, e - a0, sdf + n);
+            for (int m = a0; m < e; m++) {
+                pa[n] = area[m];
+                wk->ri[n - npix] = m;
+                n++;
+            }
+        }
+        parea = pa;
+    }
     double mn[4] = {INFINITY, INFINITY, INFINITY, INFINITY};    /* independent chains: no latency bound */
     int m4 = 0;
     for (; m4 + 4 <= n; m4 += 4)
@@ -769,7 +839,6 @@ static int solve_pair(Reader *r, const Grid *g, const Poses *ps, Pair *pr, Work 
     double smin = mn[0];
     for (int u = 1; u < 4; u++)
         smin = mn[u] < smin ? mn[u] : smin;
-    const double vol = pr->fn * r->inv_stiffness + MIN_VOLUME;
     /* λ₀ = min sdf + V / A_closest ≥ the root (Φ(λ) = Σ A·max(λ − sdf, 0) is increasing): only
      * the points at or below λ₀ can be active. Of those, the K lowest (quickselect, K = the grid's
      * first_k, as the numpy path's first subset) sorted, and the exact level on them (`_level_sorted`:
@@ -779,13 +848,13 @@ static int solve_pair(Reader *r, const Grid *g, const Poses *ps, Pair *pr, Work 
     if (n > 0 && isfinite(smin)) {
         double amin = 0.0;
         for (int m = 0; m < n; m++)
-            if (sdf[m] == smin && area[m] > amin)
-                amin = area[m];
-        const double lam0 = level_bound(sdf, area, n, smin, vol, amin);
+            if (sdf[m] == smin && parea[m] > amin)
+                amin = parea[m];
+        const double lam0 = level_bound(sdf, parea, n, smin, vol, amin);
         for (int m = 0; m < n; m++)
             if (sdf[m] <= lam0) {
                 wk->pts[nc].s = sdf[m];
-                wk->pts[nc].i = m;
+                wk->pts[nc].i = m < npix ? m : wk->ri[m - npix];
                 nc++;
             }
     }
