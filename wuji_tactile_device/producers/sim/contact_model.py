@@ -827,24 +827,33 @@ class _Grid(NamedTuple):
     pixel_flat: np.ndarray   # (5·M,) quad.cell (image pixel) flattened
     first_k: int             # support size tried first (the level solve's subset, `support`): a sixth
                              # of a pad's pixels (the rim's points, loaded only past the pad's sides, not counted)
-    rim_groups: np.ndarray   # (5, R, 6) the rim's points in runs of `RIM_GROUP`: start, end, centre, radius
+    rim_groups: np.ndarray   # (5, R, 6) the rim's points by row and side, in runs of ≤ `RIM_GROUP`: start, end, centre, radius
                              # (the compiled read skips a run whose centre lies too far above the level)
 
 
 #: Rim points per group of the compiled read's skip test (`_native/contact_read.c`, `solve_pair`).
-RIM_GROUP = 4
+RIM_GROUP = 12
 
 
 def _rim_groups(quad: _Quadrature) -> np.ndarray:
-    """(5, R, 6) each pad's rim points (after its pixels, up to its valid points) in runs of
-    `RIM_GROUP`: [start, end), the run's centre (distal frame) and the largest distance of its
-    points from it [m]; padding rows 0."""
+    """(5, R, 6) each pad's rim points (after its pixels, up to its valid points) in groups: the
+    points of one rim row on one side of the pad (`sensing.rim_points`' order), split into runs
+    of at most `RIM_GROUP`: [start, end), the group's centre (distal frame) and the largest
+    distance of its points from it [m]; padding rows 0."""
     valid = (quad.area > 0).sum(axis=1)
-    runs = [list(range(int(quad.n_pixels[k]), int(valid[k]), RIM_GROUP)) for k in range(5)]
-    out = np.zeros((5, max(1, max(len(r) for r in runs)), 6))
-    for k, starts in enumerate(runs):
-        for j, a in enumerate(starts):
-            e = min(a + RIM_GROUP, int(valid[k]))
+    per_pad = []
+    for k in range(5):
+        a0, n = int(quad.n_pixels[k]), int(valid[k])
+        p = quad.points[k, a0:n]
+        key = np.round(p[:, 2], 9) * 4 + np.sign(p[:, 0])          # row and side
+        cuts = np.flatnonzero(np.diff(key) != 0) + 1
+        bounds = []
+        for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, len(p)], strict=True):
+            bounds += [(a0 + s, a0 + min(s + RIM_GROUP, hi)) for s in range(int(lo), int(hi), RIM_GROUP)]
+        per_pad.append(bounds)
+    out = np.zeros((5, max(1, max(len(b) for b in per_pad)), 6))
+    for k, bounds in enumerate(per_pad):
+        for j, (a, e) in enumerate(bounds):
             p = quad.points[k, a:e]
             c = p.mean(axis=0)
             out[k, j] = (a, e, *c, np.sqrt(((p - c) ** 2).sum(axis=1)).max())
