@@ -59,23 +59,30 @@ def _per_pad(pad, per_pair):
 
 
 def dense_taxel_readings(dm, pad, w, Pn, Q, t_hat, force, grid, mu):
-    """(5 · slots, 3) taxel readings from the dense solution, per pair then summed per pad; the
-    pads' remainders placed by the model's own final stage (`cone_spread`, tested on its own in
-    tests/test_sim_taxel_cone.py), per-taxel μ = Σ_p μ_p·N_p / Σ_p N_p."""
+    """(5 · slots, 3) taxel readings from the dense solution, per pair then summed per pad, and
+    (5, 3) the pads' unsensed loads: a pair's normal part times 1 − Σ G·P / Σ P, its friction part
+    times 1 − Σ G·Q / Σ Q; the pads' remainders against their sensed forces placed by the model's
+    own final stage (`cone_spread`, tested on its own in tests/test_sim_taxel_cone.py), per-taxel
+    μ = Σ_p μ_p·N_p / Σ_p N_p."""
     G = grid.G
     normals = dm._slot_normals
     r = np.zeros((5, dm.slots, 3))
+    unsensed = np.zeros((5, 3))
     for p in range(len(pad)):
         k = int(pad[p])
         sn, sq = G[k] @ Pn[p], G[k] @ Q[p]
         ts = t_hat[p] - (normals[k] @ t_hat[p])[:, None] * normals[k]
         ts /= np.maximum(np.linalg.norm(ts, axis=1), 1e-300)[:, None]
         r[k] += sq[:, None] * ts - sn[:, None] * normals[k]
+        pn_sum, q_sum = Pn[p].sum(), Q[p].sum()
+        lost_n = 1.0 - (sn.sum() / pn_sum if pn_sum > 0 else 0.0)
+        lost_t = 1.0 - (sq.sum() / q_sum if q_sum > 0 else 0.0)
+        unsensed[k] += lost_n * (force[p] - q_sum * t_hat[p]) + lost_t * q_sum * t_hat[p]
     sn = np.matmul(G, _per_pad(pad, Pn)[:, :, None])[..., 0]
     mu_sn = np.matmul(G, _per_pad(pad, mu[:, None] * Pn)[:, :, None])[..., 0]
     mu_t = np.divide(mu_sn, sn, out=np.ones_like(sn), where=sn > 0)
-    r += cone_spread(r, sn, normals, mu_t, _per_pad(pad, force) - r.sum(axis=1))
-    return r.reshape(-1, 3)
+    r += cone_spread(r, sn, normals, mu_t, _per_pad(pad, force) - unsensed - r.sum(axis=1))
+    return r.reshape(-1, 3), unsensed
 
 
 def dense_traction_field(pad, w, Pn, Q, t_hat, force, grid):

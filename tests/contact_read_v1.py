@@ -2,14 +2,18 @@
 was before its per-frame cost was cut (frozen copy, commit 99a3ff2: `ContactForceModel.read` with
 `DistributedContact`'s numpy path). Kept only as the reference the optimised read is held to
 (tests/test_sim_read_equivalence.py); it reads the live objects' precomputed tables through
-attribute delegation, and every per-frame step is its own code."""
+attribute delegation, and every per-frame step is its own code. Two deliberate changes since are
+carried here, each in its own code: the edge roll-off (each pair's remainder is taken against
+its sensed force, the rest of its force is its pad's unsensed load: `_unsensed`) and the mask's
+`FRONT_MARGIN`."""
 
 from __future__ import annotations
 
 import mujoco
 import numpy as np
 
-from wuji_tactile_device.producers.sim.contact_forces import _NO_SLIP, MIN_NORMAL_ALIGNMENT, SIGMA, CUTOFF, _XYZ, _vecmat
+from wuji_tactile_device.producers.sim.contact_forces import (_NO_SLIP, FRONT_MARGIN, MIN_NORMAL_ALIGNMENT, SIGMA, CUTOFF,
+                                                             _XYZ, _vecmat)
 from wuji_tactile_device.producers.sim.contact_forces import PadContacts, TactileReading, contact_frame_forces
 from wuji_tactile_device.producers.sim.contact_model import GROSS_SLIP_TOLERANCE, _AXES, _MIN_VOLUME, Traction, _Grid
 from wuji_tactile_device.producers.sim.taxels import IMAGE_SHAPE
@@ -264,20 +268,41 @@ class DistributedV1(_Delegate):
         t_slot = t.t_hat[:, None, :] - _vecdot(normals, t.t_hat[:, None, :])[..., None] * normals
         t_slot /= np.maximum(np.sqrt(_vecdot(t_slot, t_slot)), 1e-300)[..., None]
         r_pair = s[:, 1, :, None] * t_slot - s[:, 0, :, None] * normals            # (P, slots, 3)
+        sensed = t.force - self._unsensed(t, s)
         if len(set(t.pad.tolist())) == P:   # one pair per pad: the remainder per pair, then placed
             sn = s[:, 0]
             total = sn.sum(axis=1, keepdims=True)
             share = np.divide(sn, total, out=np.zeros_like(sn), where=total > 0)
-            r_pair += share[..., None] * (t.force - r_pair.sum(axis=1))[:, None, :]
+            r_pair += share[..., None] * (sensed - r_pair.sum(axis=1))[:, None, :]
             r = np.zeros((5, self.slots, 3))
             r[t.pad] = r_pair
             return r.reshape(-1, 3)
         # several objects on one pad: summed per pad
-        r, sn, force = self._per_pad(t.pad, r_pair), self._per_pad(t.pad, s[:, 0]), self._per_pad(t.pad, t.force)
+        r, sn, force = self._per_pad(t.pad, r_pair), self._per_pad(t.pad, s[:, 0]), self._per_pad(t.pad, sensed)
         total = sn.sum(axis=1)
         share = np.divide(sn, total[:, None], out=np.zeros_like(sn), where=total[:, None] > 0)
         r += share[..., None] * (force - r.sum(axis=1))[:, None, :]
         return r.reshape(-1, 3)
+
+
+    @staticmethod
+    def _unsensed(t: Traction, s: np.ndarray) -> np.ndarray:
+        """(P, 3) each pair's load no taxel reads: its normal part times 1 − Σ_j (G·P)_j / Σ P, its
+        friction part (Σ Q along the slip direction) times 1 − Σ_j (G·Q)_j / Σ Q (`s` (P, 2, slots)
+        the influence sums G·P, G·Q)."""
+        out = np.zeros((len(t.pad), 3))
+        for p in range(len(t.pad)):
+            pn, q = float(t.Pn[p].sum()), float(t.Q[p].sum())
+            lost_n = 1.0 - (float(s[p, 0].sum()) / pn if pn > 0 else 0.0)
+            lost_t = 1.0 - (float(s[p, 1].sum()) / q if q > 0 else 0.0)
+            f_t = q * t.t_hat[p]
+            out[p] = lost_n * (t.force[p] - f_t) + lost_t * f_t
+        return out
+
+    def unsensed(self, t: Traction) -> np.ndarray:
+        """(5, 3) each pad's unsensed load [N, distal frame]."""
+        s = np.matmul(np.stack([t.Pn, t.Q], axis=1), t.grid.GT.take(t.flat, axis=0))
+        return self._per_pad(t.pad, self._unsensed(t, s))
 
 
 class ContactForceModelV1(_Delegate):
@@ -361,7 +386,7 @@ class ContactForceModelV1(_Delegate):
         nearest = d2.argmin(axis=1)
         dmin = d2.min(axis=1)
         near = self._slot_info.take(self._code_slot0.take(code) + nearest, axis=0)   # its normal and r²
-        ok = ((dmin <= near[:, 3]) & self._front(p_loc[:, 1], 0.0)
+        ok = ((dmin <= near[:, 3]) & self._front(p_loc[:, 1], -self.side_sign * FRONT_MARGIN)
               & (_vecdot(rows_loc[:, 0], near[:, :3]) <= -MIN_NORMAL_ALIGNMENT))
         accepted = int(np.count_nonzero(ok))
         rejected = len(idx) - accepted
@@ -402,7 +427,8 @@ class ContactForceModelV1(_Delegate):
         point = ex[:, 4:7] * inv_fn[:, None]                     # force-weighted contact point (world)
         slip, frac = self._pad_slip(data, pad, geom, point, ex[:, :3], fn_pair, stuck)
         return TactileReading(taxel, taxel_distal, res_distal, rot, self.pad_rot_common,
-                              len(code), rejected, img, pad_slip_velocity=slip, pad_stuck_fraction=frac)
+                              len(code), rejected, img, pad_slip_velocity=slip, pad_stuck_fraction=frac,
+                              pad_unsensed_distal=dm.unsensed(sol))
 
     def _pad_slip(self, data, pad, geom, point, fn_vec, fn, stuck) -> tuple[np.ndarray, np.ndarray]:
         """(5, 3) pad slip velocity [m/s, pad frame]: the object's velocity relative to the pad

@@ -135,3 +135,56 @@ def fine_taxels(sim, geom, force, load_step=4, sensing_step=1):
     keep = w > 0
     G = sensing.influence(pad, x[keep], sensing_step=sensing_step)
     return G @ (force * w[keep] / w.sum())
+
+
+EDGE_ANGLES = np.arange(0, 121)          # [deg] around the index finger from the pad normal
+
+
+def edge_sweep(angles=EDGE_ANGLES, force=0.5, radius=0.010, *, backend=None):
+    """A sphere (`radius`) pressed with `force` [N] along its contact normal at angle θ around
+    the index finger (from the pad normal toward distal +x, at z = CONTACT_Z), read as the
+    producer reads it without images (`solve` → `pad_readings`, the 1 mm grid). Per angle:
+    (sensed share Σ taxels·n̂ / F, largest taxel share |f_j|·… / F, taxels above 5 % of the
+    peak, whether the active-pad mask keeps the contact, max |taxels + unsensed − F| [N]);
+    rows (A, 5). n̂: the inward contact normal; the taxels' normal loads along their own axes."""
+    from contact_model_helpers import CONTACT_Z
+    sim, g = object_on_index_pad("sphere", radius=radius)
+    dm = sim.contacts.distributed
+    if backend is not None:
+        from wuji_tactile_device.producers.sim.contact_model import DistributedContact
+        dm = DistributedContact(sim.model, sim.contacts.pads, sim.contacts.distal_bodies,
+                                np.array([g]), backend=backend)
+    pad = sim.contacts.pads[INDEX]
+    geo = pad.geometry
+    R = sim.data.xmat[sim.contacts.distal_bodies[INDEX]].reshape(3, 3)
+    o = sim.data.xpos[sim.contacts.distal_bodies[INDEX]]
+    rows = []
+    for deg in angles:
+        th = np.radians(deg)
+        n_out = np.array([np.sin(th), geo.pad_side * np.cos(th), 0.0])        # pad's outward normal
+        local = n_out * (geo.radius + radius)
+        local[2] = CONTACT_Z
+        sim.data.geom_xpos[g] = o + R @ local
+        f = -force * n_out[None, :]                                            # ON the pad
+        p, gg, fn = np.array([INDEX]), np.array([g]), np.array([force])
+        if dm.backend == "native":
+            slots, _, _, unsensed = dm.native_solve(sim.data, p, gg, f, fn, f, np.array([1.0]), fine=False)
+        else:
+            t = dm.solve(sim.data, p, gg, f, fn, f, np.array([1.0]), fine=False)
+            slots, unsensed = dm.pad_readings(t)
+        r = slots.reshape(5, -1, 3)[INDEX, :len(pad.positions)]
+        normal = -(r * pad.normals).sum(axis=1)
+        sensed = float(r.sum(axis=0) @ -n_out) / force
+        err = float(np.abs(r.sum(axis=0) + unsensed[INDEX] - f[0]).max())
+        # the active-pad mask (contact_forces._extract): nearest taxel within its radius, palm
+        # side, contact normal · that taxel's normal ≥ MIN_NORMAL_ALIGNMENT
+        from wuji_tactile_device.producers.sim.contact_forces import FRONT_MARGIN, MIN_NORMAL_ALIGNMENT
+        q = n_out * geo.radius
+        q[2] = CONTACT_Z
+        d2 = ((pad.positions - q) ** 2).sum(axis=1)
+        j = int(d2.argmin())
+        kept = bool(d2[j] <= pad.active_radius ** 2 and geo.pad_side * q[1] > -FRONT_MARGIN
+                    and n_out @ pad.normals[j] >= MIN_NORMAL_ALIGNMENT)
+        peak = float(normal.max())
+        rows.append((sensed, peak / force, int(np.sum(normal > 0.05 * peak)) if peak > 0 else 0, kept, err))
+    return np.array(rows, dtype=np.float64)

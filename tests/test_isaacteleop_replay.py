@@ -36,7 +36,8 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture(scope="module")
 def recording(tmp_path_factory):
     """(path, truth): per frame the simulator's joint poses, taxel world positions, per-pad world
-    contact forces and the timestamp."""
+    forces the taxels carry (each pad's solver force minus its unsensed load, the part landing
+    beyond its sensing area) and the timestamp."""
     path = tmp_path_factory.mktemp("teleop") / "press.mcap"
     truth = {"joints": [], "taxels": [], "pads": [], "t": []}
 
@@ -44,7 +45,8 @@ def recording(tmp_path_factory):
         T_world_xr = np.linalg.inv(sim._T_openxr_world())  # MuJoCo's own wrist frame, not our FK
         p = sim.taxel_positions_in_wrist()
         truth["taxels"].append(p @ T_world_xr[:3, :3].T + T_world_xr[:3, 3])
-        truth["pads"].append(np.einsum("pij,pj->pi", reading.distal_rotations, reading.pad_forces_distal))
+        truth["pads"].append(np.einsum("pij,pj->pi", reading.distal_rotations,
+                                       reading.pad_forces_distal - reading.pad_unsensed_distal))
         truth["joints"].append(sim_hand_joint_poses(sim))
         truth["t"].append(ts)
 

@@ -40,7 +40,9 @@ def test_footprints_grow_with_load(kind):
 def test_flat_plate_at_half_a_newton_spreads_over_taxels_along_the_finger():
     sim, g = object_on_index_pad("plate")
     loads = taxel_loads(sim, g, 0.5)
-    np.testing.assert_allclose(loads.sum(), 0.5, rtol=1e-12)          # pure normal load, one pad
+    # pure normal load, one pad: the 13 × 17 mm face reaches the pad's sides, where 4–5 % of its
+    # load lands beyond the sensing area (the edge roll-off); the taxels read the rest
+    assert 0.94 * 0.5 < loads.sum() < 0.5, loads.sum()
     above = int(np.sum(loads > 0.05 * loads.max()))
     assert above >= 6, above                                          # the Gaussian model gives 3-5
     assert loads.max() / loads.sum() < 0.4
@@ -75,7 +77,7 @@ def test_shapes_give_different_maps():
 
 def test_simulated_press_conserves_per_axis_and_matches_the_gaussian_resultants():
     """End to end in MuJoCo: both models give the solver's resultants; the distributed taxel
-    shares and images sum to them per axis in the pad frame."""
+    shares plus the pad's unsensed load, and the images, sum to them per axis in the pad frame."""
     from test_sim_physics import _press_sim
     for geom in ("box", "sphere"):
         sim = _press_sim(geom=geom)
@@ -87,7 +89,9 @@ def test_simulated_press_conserves_per_axis_and_matches_the_gaussian_resultants(
         np.testing.assert_allclose(r.resultants, rg.resultants, rtol=0, atol=1e-15 * np.abs(rg.resultants).max())
         assert np.abs(rg.resultants).max() > 0.1
         sl = slice(40, 74)
-        np.testing.assert_allclose(r.taxel_forces_pad[sl].sum(axis=0), r.resultants[1], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(r.taxel_forces_pad[sl].sum(axis=0) + r.unsensed[1], r.resultants[1], rtol=0,
+                                   atol=1e-12)
+        assert 0 < np.linalg.norm(r.unsensed[1]) < 0.1 * np.linalg.norm(r.resultants[1])
         np.testing.assert_allclose(r.images[1].sum(axis=(1, 2)), r.resultants[1], rtol=0, atol=1e-12)
         if geom == "box":   # a flat face: the load spreads along the finger, not onto one taxel
             n_dist, n_gauss = (np.linalg.norm(x.taxel_forces[sl], axis=1) for x in (r, rg))

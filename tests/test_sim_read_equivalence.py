@@ -7,7 +7,9 @@ shape, with and without images — images, pad resultants, stuck fractions and s
 tests/test_sim_taxel_cone.py), so the taxels are compared to the copy where that change cannot
 act: where the copy's taxels all lie inside their cones the new stage is the copy's plain spread,
 equal to 1e-12 (float32: to their rounding); elsewhere each pad's taxels still sum to the copy's
-and differ from it only along one vector per pad (the pad's remainder).
+and differ from it only along one vector per pad (the pad's remainder). The copy carries the edge
+roll-off's accounting in its own code (the pads' unsensed loads, compared like every field, and
+the remainder taken against the sensed force); every frame checks taxels + unsensed = resultant.
 
 The compiled read (backend "native", `_contact_read`) is held to the numpy backend on the same
 states — every field, the taxels included, to 1e-12 of the frame's largest force — plus frames
@@ -32,7 +34,7 @@ from wuji_tactile_device.producers.sim.model import build_hand_spec
 from wuji_tactile_device.producers.sim.producer import SimProducer
 from wuji_tactile_device.producers.sim.scenarios import make_scenario
 
-FIELDS = ("pad_forces_distal", "images", "pad_slip_velocity", "pad_stuck_fraction")
+FIELDS = ("pad_forces_distal", "images", "pad_slip_velocity", "pad_stuck_fraction", "pad_unsensed_distal")
 
 
 def _cone_excess(f, normals, mu):
@@ -73,6 +75,8 @@ def _assert_same(new, old, where, model=None, mu=1.0):
     block = np.repeat(np.arange(5), [len(p.positions) for p in model.pads])
     normals = model.taxel_rot[:, :, 2]
     same = assert_taxels_as_before(new.taxel_forces_distal, old.taxel_forces_distal, block, normals, mu, scale, where)
+    sums = np.stack([new.taxel_forces_distal[block == k].sum(axis=0) for k in range(5)])
+    assert np.abs(sums + new.pad_unsensed_distal - new.pad_forces_distal).max() <= 1e-12 * scale, (where, "conservation")
     if same:    # float32 output: the float64 shares agree to 1e-12, so the roundings differ by one ulp at most
         np.testing.assert_allclose(new.taxel_forces, old.taxel_forces, rtol=2.0 ** -23, atol=1e-12 * scale,
                                    err_msg=str(where))
@@ -171,8 +175,12 @@ def test_static_contacts_solve_as_before(kind, radius):
         where = (kind, radius, force, ratio, pairs, fine)
         a, b = dm.traction_field(t_new), ref.traction_field(t_old)
         assert np.abs(a - b).max() <= 1e-12 * force, where
-        assert_taxels_as_before(dm.taxel_readings(t_new), ref.taxel_readings(t_old), slot_block,
+        slots, unsensed = dm.pad_readings(t_new)
+        assert_taxels_as_before(slots, ref.taxel_readings(t_old), slot_block,
                                 dm._slot_normals.reshape(-1, 3), 1.0, force, where)
+        assert np.abs(unsensed - ref.unsensed(t_old)).max() <= 1e-12 * force, where
+        total = f.sum(axis=0)
+        assert np.abs(slots.reshape(5, -1, 3)[INDEX].sum(axis=0) + unsensed[INDEX] - total).max() <= 1e-12 * force
         assert np.abs(t_new.stuck - t_old.stuck).max() <= 1e-12, where
 
 
@@ -224,17 +232,38 @@ def test_native_solve_equals_numpy(kind, radius):
     ref = DistributedContact(sim.model, c.pads, c.distal_bodies, c._object_geoms, backend="numpy")
     for force, ratio, pairs, fine, pad, geom, f, fn, fn_vec, mu in _static_cases(g):
         t = ref.solve(sim.data, pad, geom, f, fn, fn_vec, mu, fine=fine)
-        slots, stuck, img = dm.native_solve(sim.data, pad, geom, f, fn, fn_vec, mu, fine=fine,
-                                            pad_rotation=np.eye(3))
+        slots, stuck, img, unsensed = dm.native_solve(sim.data, pad, geom, f, fn, fn_vec, mu, fine=fine,
+                                                      pad_rotation=np.eye(3))
         field = img.reshape(5, 3, -1).transpose(0, 2, 1)
         where = (kind, radius, force, ratio, pairs, fine)
-        assert np.abs(slots - ref.taxel_readings(t)).max() <= 1e-12 * force, where
+        ref_slots, ref_unsensed = ref.pad_readings(t)
+        assert np.abs(slots - ref_slots).max() <= 1e-12 * force, where
+        assert np.abs(unsensed - ref_unsensed).max() <= 1e-12 * force, where
         assert np.abs(field - ref.traction_field(t)).max() <= 1e-12 * force, where
         assert np.abs(stuck - t.stuck).max() <= 1e-12, where
-        # conservation: each pad's taxels and image sum to its pairs' force
+        # conservation: each pad's taxels + unsensed load, and its image, sum to its pairs' force
         total = f.sum(axis=0)
-        assert np.abs(slots.reshape(5, -1, 3)[INDEX].sum(axis=0) - total).max() <= 1e-12 * force
+        assert np.abs(slots.reshape(5, -1, 3)[INDEX].sum(axis=0) + unsensed[INDEX] - total).max() <= 1e-12 * force
         assert np.abs(field[INDEX].sum(axis=0) - total).max() <= 1e-12 * force
+
+
+def test_a_plane_never_takes_the_padding_points():
+    """Regression: the padding points (1 m off, area 0) of the pads with fewer quadrature points
+    lie on a plane's far side, inside it: the first level-solve subset of such a pad held only
+    padding (area 0: a division by zero, then a grown subset). They are now never the lowest."""
+    import warnings
+    sim, g = _shape_on_index_pad("plane")
+    c = sim.contacts
+    dm = DistributedContact(sim.model, c.pads, c.distal_bodies, c._object_geoms, backend="numpy")
+    assert (dm.coarse.quad.area[INDEX] == 0).sum() > dm.coarse.first_k      # more padding than the subset
+    f = np.array([[0.0, -0.5, 0.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        flat, _, _, _, _ = dm._footprint(dm._transforms(sim.data, np.array([INDEX]), np.array([g])),
+                                         np.array([INDEX]), np.array([g]), np.array([0.5]), dm.coarse, grow=False)
+        assert np.all(dm.coarse.area_flat.take(flat) > 0)              # the first subset: real points only
+        t = dm.solve(sim.data, np.array([INDEX]), np.array([g]), f, np.array([0.5]), f, np.array([1.0]), fine=False)
+    assert np.isclose(t.Pn.sum(), 0.5, rtol=1e-12)
 
 
 def _two_objects_on_index_pad(depth: float = 0.0003) -> HandSimulation:
@@ -299,8 +328,8 @@ def test_native_read_refuses_wrong_arrays_precisely():
     one = (np.array([INDEX]), np.array([g]), np.array([[0.0, -0.5, 0.1]]), np.array([0.5]),
            np.array([[0.0, -0.5, 0.0]]), np.array([1.0]))
     poses = (d.xmat, d.xpos, d.geom_xmat, d.geom_xpos)
-    slots, stuck = np.empty((5 * dm.slots, 3)), np.empty(1)
-    dm.native.solve(*one, *poses, False, slots, stuck, None, np.eye(3))       # the right arrays pass
+    slots, stuck, uns = np.empty((5 * dm.slots, 3)), np.empty(1), np.empty((5, 3))
+    dm.native.solve(*one, *poses, False, slots, uns, stuck, None, np.eye(3))       # the right arrays pass
     cases = [
         ((one[0].astype(np.int32),) + one[1:], poses, slots, stuck,
          r"pad must be int64 of shape \(n,\), got format 'i'"),
@@ -316,7 +345,9 @@ def test_native_read_refuses_wrong_arrays_precisely():
     ]
     for args, ps, so, st, message in cases:
         with pytest.raises(ValueError, match=message):
-            dm.native.solve(*args, *ps, False, so, st, None, np.eye(3))
+            dm.native.solve(*args, *ps, False, so, uns, st, None, np.eye(3))
+    with pytest.raises(ValueError, match=r"unsensed_out must be float64 of shape \(5, 3\)"):
+        dm.native.solve(*one, *poses, False, slots, np.empty((5, 2)), stuck, None, np.eye(3))
     # a contact record pointing past the constraint forces, a geom id out of range
     sim = _two_objects_on_index_pad()
     mujoco.mj_forward(sim.model, sim.data)
@@ -327,8 +358,8 @@ def test_native_read_refuses_wrong_arrays_precisely():
     c = d.contact
     base = [c.geom, c.efc_address, c.frame, c.pos, c.dist, c.friction, d.efc_force, *poses]
     n = model.num_taxels
-    outs = [np.empty((n, 3), np.float32), np.empty((n, 3)), np.empty((5, 3)), np.empty((5, 3, 3)), np.empty(5), None,
-            np.empty((max(d.ncon, 1), 8))]
+    outs = [np.empty((n, 3), np.float32), np.empty((n, 3)), np.empty((5, 3)), np.empty((5, 3)), np.empty((5, 3, 3)),
+            np.empty(5), None, np.empty((max(d.ncon, 1), 8))]
     geom_far = np.array([[0, sim.model.ngeom]] * d.ncon, dtype=np.int32)
     adr_far = np.full(d.ncon, d.nefc, dtype=np.int32)
     code = model._pair_code_flat.take(c.geom @ model._pair_stride)
@@ -345,6 +376,8 @@ def test_native_read_refuses_wrong_arrays_precisely():
             model.distributed.native.read(*args, False, *outs)
     with pytest.raises(ValueError, match=r"taxel_out must be float32 of shape \(176, 3\)"):
         model.distributed.native.read(*base, False, np.empty((n, 3)), *outs[1:])
+    with pytest.raises(ValueError, match=r"unsensed_out must be float64 of shape \(5, 3\)"):
+        model.distributed.native.read(*base, False, *outs[:3], np.empty(5), *outs[4:])
     # the constant tables: checked once when the reader is made; a failed (re)initialisation
     # leaves a reader that refuses to read instead of reading freed tables
     from wuji_tactile_device.producers.sim import _contact_read
@@ -356,10 +389,11 @@ def test_native_read_refuses_wrong_arrays_precisely():
         reader.read(*base, False, *outs)
     dm = model.distributed
     g = dm.coarse
-    tables = [g.quad.points_h, g.area_flat, g.inv_area_flat, g.normal_flat, g.pixel_flat, g.GT,
+    tables = [g.quad.points_h, g.area_flat, g.inv_area_flat, g.normal_flat, g.pixel_flat, g.GT, g.rim_groups,
               dm.fine.quad.points_h, dm.fine.area_flat, dm.fine.inv_area_flat, dm.fine.normal_flat,
-              dm.fine.pixel_flat, dm.fine.GT, sim.model.geom_type, sim.model.geom_size,
-              np.asarray(dm.distal_bodies, np.int64), dm._slot_normals, dm.stiffness]
+              dm.fine.pixel_flat, dm.fine.GT, dm.fine.rim_groups, sim.model.geom_type, sim.model.geom_size,
+              np.asarray(dm.distal_bodies, np.int64), dm._slot_normals, dm.stiffness, dm.coarse.first_k,
+              dm.fine.first_k]
     bad_pixels = g.pixel_flat.copy()
     bad_pixels[3] = 48 * 32
     with pytest.raises(ValueError, match=r"coarse pixel\[3\] = 1536 outside 0..1535"):
@@ -367,9 +401,15 @@ def test_native_read_refuses_wrong_arrays_precisely():
     with pytest.raises(ValueError, match=r"the Reader's tables were not set"):
         reader.read(*base, False, *outs)
     with pytest.raises(ValueError, match=r"stiffness must be > 0 N/m\^3, got -1"):
-        _contact_read.Reader(*tables[:-1], -1.0)
+        _contact_read.Reader(*tables[:-3], -1.0, *tables[-2:])
+    with pytest.raises(ValueError, match=r"the first support sizes must be >= 1, got 0 and \d+"):
+        _contact_read.Reader(*tables[:-2], 0, tables[-1])
     with pytest.raises(ValueError, match=r"fine GT must be float64 of shape \(\d+, 40\)"):
-        _contact_read.Reader(*tables[:11], dm.fine.GT[:, :39].copy(), *tables[12:])
+        _contact_read.Reader(*tables[:12], dm.fine.GT[:, :39].copy(), *tables[13:])
+    gaps = g.rim_groups.copy()
+    gaps[1, 2, 0] += 1                                  # a point between two groups belongs to none
+    with pytest.raises(ValueError, match=r"coarse rim groups of pad 1: group 2 is \[\d+, \d+\) radius"):
+        _contact_read.Reader(*tables[:6], gaps, *tables[7:])
 
 
 @needs_native
@@ -397,7 +437,7 @@ def test_native_read_memory_stays_flat():
     for _ in range(20_000):
         try:
             reader.read(c.geom, c.efc_address, c.frame, c.pos, c.dist, c.friction, d.efc_force, d.xmat, d.xpos,
-                        d.geom_xmat, d.geom_xpos, False, bad, bad, bad, bad, bad, None, bad)
+                        d.geom_xmat, d.geom_xpos, False, bad, bad, bad, bad, bad, bad, None, bad)
         except ValueError:
             pass
     grown = rss_kb() - before
@@ -416,7 +456,7 @@ def test_a_stale_build_is_refused_loudly():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert r.returncode == 1
-    assert ("old.so: a stale build of the compiled contact read (ABI 0, this package needs 2): rebuild it with "
+    assert ("old.so: a stale build of the compiled contact read (ABI 0, this package needs 3): rebuild it with "
             "`pip install -e .`") in r.stderr
 
 

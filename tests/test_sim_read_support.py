@@ -17,13 +17,15 @@ BACKENDS = ["numpy"] + (["numba"] if cm.KERNEL is not None else [])
 
 
 def _compare(dm, data, pad, geom, f_loc, f_normal, f_normal_vec, mu, fine):
-    """Max |optimised − reference| of taxels [N], image field [N] and stuck fraction."""
+    """Max |optimised − reference| of taxels and unsensed loads [N], image field [N] and stuck
+    fraction."""
     t = dm.solve(data, pad, geom, f_loc, f_normal, f_normal_vec, mu, fine=fine)
     w, Pn, Q, t_hat, stuck, grid = dense_solve(dm, data, pad, geom, f_loc, f_normal, f_normal_vec, mu, fine=fine)
-    ref_taxels = dense_taxel_readings(dm, pad, w, Pn, Q, t_hat, f_loc, grid, mu)
+    ref_taxels, ref_unsensed = dense_taxel_readings(dm, pad, w, Pn, Q, t_hat, f_loc, grid, mu)
     ref_field = dense_traction_field(pad, w, Pn, Q, t_hat, f_loc, grid)
-    got_taxels = dm.taxel_readings(t)
-    return (np.abs(got_taxels - ref_taxels).max(), np.abs(dm.traction_field(t) - ref_field).max(),
+    got_taxels, got_unsensed = dm.pad_readings(t)
+    return (max(np.abs(got_taxels - ref_taxels).max(), np.abs(got_unsensed - ref_unsensed).max()),
+            np.abs(dm.traction_field(t) - ref_field).max(),
             np.abs(t.stuck - stuck).max())
 
 

@@ -25,19 +25,47 @@ def test_layer_kernel_carries_the_whole_load_to_the_sensing_plane():
     np.testing.assert_allclose(sensing.layer_kernel(np.array([half ** 2])) / sensing.layer_kernel(np.zeros(1)), 0.5)
 
 
-def test_every_pixel_load_is_read_in_full_by_its_pad():
+def test_a_load_is_read_as_far_as_its_kernel_lands_on_the_sensing_area():
+    """A pixel's column sums to its sensed share s(x): the part of its layer kernel on the taxels'
+    cells (the sensing area) over the kernel on the whole distal capsule. Mid-pad ≥ 0.98 (the
+    Boussinesq tail beyond the pad's 22 mm width); along each row of the cylinder it falls
+    toward the pad's sides and goes on falling over the rim beyond, to < 2 % at `RIM_ANGLE`."""
     g = sensing.pixel_influence()
     cols = g.sum(axis=1)                               # (5, 1536)
-    valid = np.stack([p.pixel_valid.ravel() for p in pad_taxels("right")])
-    np.testing.assert_allclose(cols[valid], 1.0, rtol=0, atol=1e-12)
-    assert np.all(cols[~valid] == 0)
+    pads = pad_taxels("right")
+    valid = np.stack([p.pixel_valid.ravel() for p in pads])
+    assert np.all(cols[~valid] == 0) and g.min() >= 0
+    assert cols.max() <= 1.0
     assert np.all(g[0, 40:] == 0) and np.all(g[1:, 34:] == 0)       # padding slots read nothing
-    assert g.min() >= 0
+    rim = sensing.influence_tables().rim_fine
+    for k, pad in enumerate(pads):
+        geo = pad.geometry
+        x, _, flat = sensing._grid_areas(pad, 1)
+        centre = flat[np.argmin(((x - pad.pad_origin) ** 2).sum(axis=1))]
+        assert cols[k, centre] >= 0.98, (pad.finger, cols[k, centre])
+        rp, _, _ = sensing.rim_points(pad, 1)
+        rs = rim[k].sum(axis=0)
+        assert np.all(rs > 0) and rs.max() <= 1.0
+        for z in np.unique(np.round(rp[:, 2], 9)):        # the rim's rows (every second pixel row)
+            if z < geo.z_bottom:
+                continue
+            sel, rsel = np.abs(x[:, 2] - z) < 1e-9, np.abs(rp[:, 2] - z) < 1e-9
+            for sign in (-1.0, 1.0):                   # from the row's middle toward each side
+                px = sel & (sign * x[:, 0] >= 0)
+                rx = rsel & (sign * rp[:, 0] > 0) | rsel & (np.abs(rp[:, 1]) < 1e-12)
+                phi = np.concatenate([np.arctan2(sign * x[px, 0], geo.pad_side * x[px, 1]),
+                                      np.arctan2(sign * rp[rx, 0], geo.pad_side * rp[rx, 1])])
+                share = np.concatenate([cols[k, flat[px]], rs[rx]])[np.argsort(phi)]
+                assert np.all(np.diff(share) <= 2e-3), (pad.finger, z, sign, share)
+                assert share[-1] < 0.02, (pad.finger, z, share[-1])
 
 
 def test_shipped_influence_file_is_the_computed_one():
-    fresh = sensing.compute_pixel_influence()
-    np.testing.assert_allclose(sensing.pixel_influence(), fresh, rtol=0, atol=2e-7)
+    fresh = sensing.compute_influence()
+    shipped = sensing.influence_tables()
+    np.testing.assert_allclose(shipped.pixels, fresh.pixels, rtol=0, atol=2e-7)
+    for a, b in zip(shipped.rim_fine + shipped.rim_coarse, fresh.rim_fine + fresh.rim_coarse, strict=True):
+        np.testing.assert_allclose(a, b, rtol=0, atol=2e-7)
 
 
 @pytest.mark.parametrize("kind,radius", [("sphere", 0.005), ("sphere", 0.010), ("sphere", 0.020),
@@ -55,7 +83,9 @@ def test_taxel_footprint_grows_with_load(kind, radius):
 
 def test_taxel_second_moment_is_the_floor_plus_the_mapped_footprint():
     """Law of total variance on the taxels: m2(G·P) = Σ P·s(x) / Σ P + Var_P(c(x)) exactly, and
-    the published loads (with the pad's remainder) keep that m2 within 2 %."""
+    the published loads (with the pad's remainder, and the edge roll-off: G's columns sum to each
+    point's sensed share, the identity's to 1) keep that m2 within 3 % (2.5 % for the plate, whose
+    face reaches the pad's sides; 2 % before the roll-off)."""
     for kind, radius in (("sphere", 0.010), ("plate", 0.010)):
         sim, g = object_on_index_pad(kind, radius=radius)
         pos = pad_taxels("right")[INDEX].positions
@@ -63,7 +93,7 @@ def test_taxel_second_moment_is_the_floor_plus_the_mapped_footprint():
             published, floor, var, N, _ = taxel_floor(sim, g, F)
             m2 = second_moment(pos, N)
             assert abs(m2 - (floor + var)) <= 1e-12 * m2, (kind, F, m2, floor, var)
-            assert abs(second_moment(pos, np.maximum(published, 0)) / m2 - 1) < 0.02, (kind, F)
+            assert abs(second_moment(pos, np.maximum(published, 0)) / m2 - 1) < 0.03, (kind, F)
             assert var > 0 and floor > 0
 
 
@@ -109,8 +139,9 @@ def test_moving_the_contact_in_quarter_millimetre_steps_changes_shares_smoothly(
 
 
 def test_taxels_converge_against_a_4x_finer_load_grid_and_sensing_plane():
-    """L1 of the taxel shares against 0.125 mm grids: ≤ 0.5 % for the load field (0.12 % for a
-    5 mm sphere at 0.1 N), ≤ 2.5 % with the sensing plane also 4× finer (its cell borders)."""
+    """L1 of the taxel shares against 0.125 mm grids: ≤ 0.5 % for the load field (0.13 % for a
+    5 mm sphere at 0.1 N), ≤ 2.5 % with the sensing surface also 4× finer (its cell borders; 2.0 %
+    for the box edge)."""
     sim, g = object_on_index_pad("sphere", radius=0.005)
     t, _ = index_taxels(sim, g, 0.1)
     assert np.abs(t - fine_taxels(sim, g, 0.1, 4, 1)).sum() / 0.1 < 0.005

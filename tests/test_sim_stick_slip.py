@@ -54,7 +54,7 @@ def slip_run():
         r = producer.reading
         tf = r.taxel_forces.astype(np.float64)            # all 176 published taxels, own axes
         slip = frame.extras[EXTRA_PAD_SLIP].copy()
-        cons = np.abs(r.taxel_forces_pad[40:74].sum(axis=0) - r.resultants[1]).max()
+        cons = np.abs(r.taxel_forces_pad[40:74].sum(axis=0) + r.unsensed[1] - r.resultants[1]).max()
         d = producer.sim.data
         mu = float(d.contact.friction[:d.ncon, 0].max(initial=0.0))   # the solver's μ this frame
         rows.append((producer.sim.time_ns * 1e-9, tf, slip, cons, mu))

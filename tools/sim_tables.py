@@ -5,7 +5,7 @@
     python tools/sim_tables.py continuity       # 0.25 mm steps at 0.5 N: max share change per step
     python tools/sim_tables.py slip             # the slip scenario's per-taxel cone, stuck fraction, slip speed
     python tools/sim_tables.py cone             # every scenario: worst per-taxel cone excess, frames past 1 mN
-    python tools/sim_tables.py edge             # a sphere moved around the finger: largest taxel share
+    python tools/sim_tables.py edge             # a sphere moved around the finger: the roll-off at the pad edge
 
 Not part of the package: a measuring script over `wuji_tactile_device.producers.sim`.
 """
@@ -314,22 +314,24 @@ def cone_table() -> None:
 
 
 def edge_table() -> None:
-    """0.5 N of a sphere (R 10 mm) at angle θ around the index finger from the pad normal (distal
-    +y toward +x, at z = −12 mm): the largest published taxel share and the taxels above 5 %."""
-    cmh, sh = _helpers()
-    sim, g = cmh.object_on_index_pad("sphere", radius=0.010)
-    geo = sim.contacts.pads[cmh.INDEX].geometry
-    R = sim.data.xmat[sim.distal_bodies[1]].reshape(3, 3)
-    o = sim.data.xpos[sim.distal_bodies[1]]
-    print("| angle [deg] | largest taxel share | taxels > 5 % of peak |")
-    print("|---:|---:|---:|")
-    for deg in (0, 30, 50, 60, 70, 75, 78, 80, 85, 88):
-        th = np.radians(deg)
-        local = np.array([np.sin(th), geo.pad_side * np.cos(th), 0.0]) * (geo.radius + 0.010)
-        local[2] = cmh.CONTACT_Z
-        sim.data.geom_xpos[g] = o + R @ local
-        t = sh.published_taxels(sim, g, 0.5)
-        print(f"| {deg} | {t.max() / t.sum():.3f} | {int(np.sum(t > 0.05 * t.max()))} |")
+    """0.5 N of a sphere (R 10 mm) along its contact normal at angle θ around the index finger
+    from the pad normal (distal +y toward +x, at z = −12 mm), read as the producer reads it
+    without images (`tests/sensing_helpers.edge_sweep`): the taxels' sensed share of the load,
+    the largest taxel's, the taxels above 5 % of the peak and whether the active-pad mask keeps
+    the contact; then the largest change between 1° steps and the share where the mask drops it."""
+    _, sh = _helpers()
+    rows = sh.edge_sweep(sh.EDGE_ANGLES)
+    shown = [0, 30, 50] + list(range(60, 101, 2)) + [105, 110, 115, 120]
+    print("| angle [deg] | sensed share | largest taxel / load | taxels > 5 % of peak | mask keeps it |")
+    print("|---:|---:|---:|---:|---|")
+    for deg in shown:
+        sensed, largest, count, kept, _ = rows[deg]
+        print(f"| {deg} | {sensed:.3f} | {largest:.3f} | {int(count)} | {'yes' if kept else 'no'} |")
+    steps = np.abs(np.diff(rows[:, 0]))
+    cut = int(sh.EDGE_ANGLES[rows[:, 3] > 0].max())
+    print(f"\nlargest change of the sensed share between 1° steps: {steps.max():.3f} of the load "
+          f"(at {int(sh.EDGE_ANGLES[steps.argmax()])}°); the mask keeps the contact up to {cut}°, where "
+          f"the taxels read {rows[cut, 0]:.3f} of it; max |taxels + unsensed − F| = {rows[:, 4].max():.1e} N")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,9 +7,11 @@ Per frame (after `mj_forward`):
    pyramidal: normal = Σ pyramid rows, tangent i = (row 2i − row 2i+1)·μ_i), which equals
    `mj_contactForce` bit for bit; world force on geom[1] = frameᵀ f, negated when the pad is
    geom[0] → the force the object exerts ON the pad;
-3. the active-pad mask: contact on the palm side of the distal segment, nearest taxel within
-   r = 0.9 × max NN spacing + 0.2 mm of the pad-surface contact point, and outward contact normal
-   · that taxel's normal ≥ 0.25 (back-side and side contacts are dropped, not the collisions);
+3. the active-pad mask: contact on the palm side of the distal segment (or less than
+   `FRONT_MARGIN` = 3 mm beyond its mid-plane, ≈ 110° around the finger: the footprint of a
+   contact just past the pad's border still reaches it), nearest taxel within r = 0.9 × max NN
+   spacing + 0.2 mm of the pad-surface contact point, and outward contact normal · that taxel's
+   normal ≥ 0.25 (back-side contacts are dropped, not the collisions);
 4. Gaussian spatial response σ = 1.5 mm around the pad-surface contact point with the relative
    cutoff Δ = r² − min r² ≤ (3σ)², normalised per contact, so each axis of the pad-frame force
    is conserved exactly; then each taxel's share is expressed in its own axes (+Z outward normal;
@@ -54,6 +56,9 @@ _matvec = getattr(np, "matvec", _matvec_einsum)
 SIGMA = 0.0015               # spatial response width [m]
 CUTOFF = (3.0 * SIGMA) ** 2  # relative squared-distance cutoff [m²]
 MIN_NORMAL_ALIGNMENT = 0.25
+#: [m] how far beyond the distal segment's mid-plane (toward the nail) a contact point may lie
+#: and still belong to its pad (the mask; `_native/contact_read.c` holds the same value).
+FRONT_MARGIN = 0.003
 
 
 class PadContacts(NamedTuple):
@@ -79,6 +84,18 @@ class TactileReading(NamedTuple):
     ideal_taxel_forces: np.ndarray | None = None  # with a sensor model: the ideal `taxel_forces`
     pad_slip_velocity: np.ndarray | None = None  # (5, 3) [m/s] pad frame, object relative to pad, 0 while stuck
     pad_stuck_fraction: np.ndarray | None = None  # (5,) stuck share of each footprint's area (1: no contact)
+    #: (5, 3) float64 each pad's load that no taxel reads [N, distal frame] (the distributed model:
+    #: the part of the footprint's load carried beyond the sensing area; 0 under the Gaussian one):
+    #: taxels + unsensed = the pad's resultant
+    pad_unsensed_distal: np.ndarray | None = None
+
+    @property
+    def unsensed(self) -> np.ndarray:
+        """(5, 3) each pad's load that no taxel reads [N, pad frame]: the pad's resultant minus
+        the sum of its taxels (0 without contact or under the Gaussian model)."""
+        if self.pad_unsensed_distal is None:
+            return np.zeros((5, 3))
+        return self.pad_unsensed_distal @ self.pad_rotation
 
     @property
     def true_taxel_forces(self) -> np.ndarray:
@@ -93,7 +110,8 @@ class TactileReading(NamedTuple):
 
     @property
     def taxel_forces_pad(self) -> np.ndarray:
-        """(176, 3) each taxel's share in its pad's frame [N] (sums to the pad's resultant)."""
+        """(176, 3) each taxel's share in its pad's frame [N] (with `unsensed`, sums to the pad's
+        resultant)."""
         return self.taxel_forces_distal @ self.pad_rotation
 
     @property
@@ -304,7 +322,7 @@ class ContactForceModel:
         nearest = d2.argmin(axis=1)
         dmin = d2.min(axis=1)
         near = self._slot_info.take(self._code_slot0.take(code) + nearest, axis=0)   # its normal and r²
-        ok = ((dmin <= near[:, 3]) & self._front(p_loc[:, 1], 0.0)
+        ok = ((dmin <= near[:, 3]) & self._front(p_loc[:, 1], -self.side_sign * FRONT_MARGIN)
               & (_vecdot(rows_loc[:, 0], near[:, :3]) <= -MIN_NORMAL_ALIGNMENT))
         accepted = int(np.count_nonzero(ok))
         rejected = len(idx) - accepted
@@ -366,7 +384,8 @@ class ContactForceModel:
         # images are asked for, else on the 1 mm grid (4× fewer points; taxels within 1.5 %).
         sol = dm.solve(data, pad, geom, f_pair, fn_pair, ex[:, :3], mu, fine=images)
         stuck = sol.stuck
-        taxel_distal = dm.taxel_readings(sol).take(self.taxel_slot, axis=0)
+        slots, unsensed = dm.pad_readings(sol)
+        taxel_distal = slots.take(self.taxel_slot, axis=0)
         taxel = _vecmat(taxel_distal, self.taxel_rot).astype(np.float32)
         res_distal = self._code_onehot.take(code, axis=0).T @ f_loc
         rot = data.xmat.take(self.distal_bodies, axis=0).reshape(5, 3, 3)
@@ -374,7 +393,8 @@ class ContactForceModel:
         point = ex[:, 4:7] * inv_fn[:, None]                     # force-weighted contact point (world)
         slip, frac = self._pad_slip(data, pad, geom, point, ex[:, :3], fn_pair, stuck)
         return TactileReading(taxel, taxel_distal, res_distal, rot, self.pad_rot_common,
-                              len(code), rejected, img, pad_slip_velocity=slip, pad_stuck_fraction=frac)
+                              len(code), rejected, img, pad_slip_velocity=slip, pad_stuck_fraction=frac,
+                              pad_unsensed_distal=unsensed)
 
     def _read_native(self, data: mujoco.MjData, dm: DistributedContact, images: bool) -> TactileReading:
         """`read` under the distributed model in one compiled call (`DistributedContact.native`:
@@ -393,18 +413,19 @@ class ContactForceModel:
             self._slide = np.empty((2 * data.ncon, 8))
         n = self.num_taxels
         taxel, distal = np.empty((n, 3), np.float32), np.empty((n, 3))
-        res, rot, frac = np.empty((5, 3)), np.empty((5, 3, 3)), np.empty(5)
+        res, unsensed, rot, frac = np.empty((5, 3)), np.empty((5, 3)), np.empty((5, 3, 3)), np.empty(5)
         img = np.empty((5, 3) + IMAGE_SHAPE) if images else None
         con = data.contact
         accepted, rejected, sliding = reader.read(
             con.geom, con.efc_address, con.frame, con.pos, con.dist, con.friction, data.efc_force, data.xmat,
-            data.xpos, data.geom_xmat, data.geom_xpos, images, taxel, distal, res, rot, frac, img, self._slide)
+            data.xpos, data.geom_xmat, data.geom_xpos, images, taxel, distal, res, unsensed, rot, frac, img,
+            self._slide)
         slip = np.zeros((5, 3))
         for row in self._slide[:sliding].tolist():      # the sliding pairs only
             k = int(row[0])
             slip[k] += self._slip_velocity(data, k, int(row[1]), np.array(row[2:5]), np.array(row[5:8]))
         return TactileReading(taxel, distal, res, rot, self.pad_rot_common, accepted, rejected, img,
-                              pad_slip_velocity=slip, pad_stuck_fraction=frac)
+                              pad_slip_velocity=slip, pad_stuck_fraction=frac, pad_unsensed_distal=unsensed)
 
     def read_many(self, datas: Sequence[mujoco.MjData]) -> np.ndarray:
         """(S, N, 3) float32 taxel forces [N, each taxel's axes] of many states of this model
@@ -454,7 +475,7 @@ class ContactForceModel:
         nearest = d2.argmin(axis=1)
         dmin = d2.min(axis=1)
         near = self._slot_info.take(self._code_slot0.take(code) + nearest, axis=0)
-        ok = ((dmin <= near[:, 3]) & self._front(p_loc[:, 1], 0.0)
+        ok = ((dmin <= near[:, 3]) & self._front(p_loc[:, 1], -self.side_sign * FRONT_MARGIN)
               & (_vecdot(rows_loc[:, 0], near[:, :3]) <= -MIN_NORMAL_ALIGNMENT))
         if not ok.all():
             idx, sc, code, f_c, rows_loc, f_loc = (a[ok] for a in (idx, sc, code, f_c, rows_loc, f_loc))
@@ -493,7 +514,7 @@ class ContactForceModel:
             sc, pad, f_loc, fn_vec, mu, flat, w, area, area_sum = (
                 a[keep] for a in (sc, pad, f_loc, fn_vec, mu, flat, w, area, area_sum))
         t = dm._traction_of(pad, flat, w, area, area_sum, f_loc, fn_vec, mu, grid)
-        r = dm._pad_readings(sc * 5 + pad, dm._pair_readings(t), t.force, 5 * S)   # (5·S, slots, 3)
+        r, _ = dm._pad_readings(sc * 5 + pad, dm._pair_readings(t), t.force, 5 * S)   # (5·S, slots, 3)
         taxel = _vecmat(r.reshape(S, -1, 3).take(self.taxel_slot, axis=1), self.taxel_rot).astype(np.float32)
         done = np.unique(sc)
         out[done] = taxel[done]
@@ -615,7 +636,7 @@ def _explicit_pairs_condim_at_least_3(model: mujoco.MjModel, pad_of_geom: np.nda
     return bool((model.pair_dim[touches] >= 3).all())
 
 
-_NO_SLIP = {"pad_slip_velocity": np.zeros((5, 3)), "pad_stuck_fraction": np.ones(5)}
+_NO_SLIP = {"pad_slip_velocity": np.zeros((5, 3)), "pad_stuck_fraction": np.ones(5), "pad_unsensed_distal": np.zeros((5, 3))}
 for _a in _NO_SLIP.values():
     _a.setflags(write=False)
 _EMPTY = PadContacts(np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3)))
@@ -652,4 +673,5 @@ def _sq_dist(p: np.ndarray, slots: np.ndarray) -> np.ndarray:
     return _vecdot(diff, diff)
 
 
-__all__ = ["CONTACT_MODELS", "ContactForceModel", "TactileReading", "PadContacts", "contact_frame_forces", "SIGMA"]
+__all__ = ["CONTACT_MODELS", "ContactForceModel", "TactileReading", "PadContacts", "contact_frame_forces", "SIGMA",
+           "FRONT_MARGIN"]

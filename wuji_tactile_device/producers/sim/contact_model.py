@@ -19,9 +19,10 @@ footprint):
    the 1 mm grid (every second pixel): the images are its field (`traction_field`; pressure
    along each point's normal, friction in its tangent plane), and a taxel reads it carried
    through the elastomer to its sensitive area (`taxel_readings`, `sensing.py`), its normal along
-   its own normal and its friction in its own tangent plane, the pad's remainder against the
-   solver force placed inside the taxels' friction cones (`cone_spread`). Every pad's field,
-   images and taxels sum to its solver force exactly.
+   its own normal and its friction in its own tangent plane; what lands beyond the sensing area
+   is the pad's unsensed load (`pad_readings`), and the pad's remainder against its sensed force
+   is placed inside the taxels' friction cones (`cone_spread`). Every pad's field and images sum
+   to its solver force exactly, its taxels plus its unsensed load too.
 
 For a sphere of radius R_s on the cylindrical pad (radius R_p) the gap is g ≈ x²/2R₁ + y²/2R₂ with
 R₁ = R_s (along the finger), 1/R₂ = 1/R_s + 1/R_p, so the footprint is an ellipse of area
@@ -38,7 +39,7 @@ import numpy as np
 
 from ...errors import ProducerError
 from . import contact_kernel
-from .sensing import pixel_influence
+from .sensing import QUAD_MIN_NORMAL, influence, influence_tables, rim_points
 from .taxels import IMAGE_SHAPE, PadTaxels
 
 # The compiled read, built at install (setup.py; optional: needs a C compiler).
@@ -48,7 +49,7 @@ if importlib.util.find_spec(f"{__package__}._contact_read") is not None:
 else:
     _native = None  # type: ignore[assignment]
 #: The compiled read's calling convention this module speaks (`CONTACT_READ_ABI` in contact_read.c).
-NATIVE_ABI = 2
+NATIVE_ABI = 3
 if _native is not None and getattr(_native, "ABI", None) != NATIVE_ABI:
     raise ImportError(f"{_native.__file__}: a stale build of the compiled contact read (ABI "
                       f"{getattr(_native, 'ABI', None)}, this package needs {NATIVE_ABI}): rebuild it with `pip install -e .`")
@@ -68,7 +69,8 @@ TAXEL_GRID_STEP = 2
 _vecdot = getattr(np, "vecdot", lambda a, b: np.einsum("...i,...i->...", a, b))
 _matvec = getattr(np, "matvec", lambda m, v: np.einsum("...ij,...j->...i", m, v))
 _accumulate, _reduce = np.add.accumulate, np.add.reduce   # cumsum / sum without their wrappers' cost
-_FAR = 1.0  # [m] signed distance given to padding points (never inside a footprint)
+_FAR = 1.0  # [m] position of padding points (never inside a footprint, but for a plane's far side)
+_FAR_SDF = 1e30  # [m] the signed distance padding points get against a plane
 _MIN_VOLUME = 1e-24  # [m³] keeps the closest point active when the normal force is 0
 
 _G = mujoco.mjtGeom
@@ -156,15 +158,21 @@ def _col_offsets(P: int, M: int) -> np.ndarray:
 
 
 class _Quadrature(NamedTuple):
-    """Quadrature points of the five pads, padded to M per pad (padding: area 0, never active)."""
+    """Quadrature points of the five pads, padded to M per pad (padding: area 0, never active):
+    per pad its image-grid pixels, then its rim (`sensing.rim_points`: the capsule beyond the
+    pixels, around the finger), then padding."""
 
     points: np.ndarray   # (5, M, 3) distal frame [m]
     points_h: np.ndarray  # (5, 4, M) the same, homogeneous (x, y, z, 1), coordinate-major
     area: np.ndarray     # (5, M) surface area [m²]
-    cell: np.ndarray     # (5, M) index of the receiving cell (taxel slot 0..39, or pixel 0..1535)
+    cell: np.ndarray     # (5, M) index of the receiving cell (taxel slot 0..39, or pixel 0..1535;
+                         # a rim point: the nearest valid pixel of its row)
+    n_pixels: np.ndarray  # (5,) the pixel points of each pad (the rim's follow)
 
 
 def _quadrature(pads: tuple[PadTaxels, ...], step: int, to_pixels: bool) -> _Quadrature:
+    """Every `step`-th pixel of each pad's image grid (both directions) and the rim beside that
+    grid (`sensing.rim_points(pad, step)`)."""
     rows, cols = IMAGE_SHAPE
     r_idx = np.arange(step // 2, rows, step)
     c_idx = np.arange(step // 2, cols, step)
@@ -175,26 +183,31 @@ def _quadrature(pads: tuple[PadTaxels, ...], step: int, to_pixels: bool) -> _Qua
         dx = 2 * g.radius / cols * step
         pts = pad.pixel_positions[np.ix_(r_idx, c_idx)]
         valid = pad.pixel_valid[np.ix_(r_idx, c_idx)]
+        with np.errstate(invalid="ignore"):
+            valid &= g.pad_side * pts[..., 1] >= QUAD_MIN_NORMAL * g.radius      # the rest: `rim_points`
         flat_index = (r_idx[:, None] * cols + c_idx[None, :])[valid]
         p = pts[valid]
         # Surface normal of the capsule at the point (cylinder part or tip cap) → area dx·dz/|n_y|.
         c = np.stack([np.zeros(len(p)), np.zeros(len(p)), np.maximum(p[:, 2], g.z_bottom)], axis=1)
         n = (p - c) / g.radius
         area = dx * dz / np.abs(n[:, 1])
+        n_pix = len(p)
+        rim, rim_area, rim_pixel = rim_points(pad, step)
+        p, area = np.concatenate([p, rim]), np.concatenate([area, rim_area])
         if to_pixels:
-            cell = flat_index
+            cell = np.concatenate([flat_index, rim_pixel])
         else:
             d2 = ((p[:, None, :] - pad.positions[None, :, :]) ** 2).sum(axis=2)
             cell = d2.argmin(axis=1)
-        per_pad.append((p, area, cell))
-    m = max(len(p) for p, _, _ in per_pad)
+        per_pad.append((p, area, cell, n_pix))
+    m = max(len(p) for p, _, _, _ in per_pad)
     points = np.full((5, m, 3), _FAR)
     area = np.zeros((5, m))
     cell = np.zeros((5, m), dtype=np.int64)
-    for k, (p, a, c) in enumerate(per_pad):
+    for k, (p, a, c, _) in enumerate(per_pad):
         points[k, :len(p)], area[k, :len(p)], cell[k, :len(p)] = p, a, c
     points_h = np.ascontiguousarray(np.concatenate([points, np.ones((5, m, 1))], axis=2).transpose(0, 2, 1))
-    return _Quadrature(points, points_h, area, cell)
+    return _Quadrature(points, points_h, area, cell, np.array([n for _, _, _, n in per_pad]))
 
 
 class DistributedContact:
@@ -239,16 +252,22 @@ class DistributedContact:
         self.pixel_quad = _quadrature(pads, 1, to_pixels=True)
         self.slots = max(len(p.positions) for p in pads)
         self._types = np.unique(model.geom_type[self.object_geoms])
+        self._plane = bool(np.any(self._types == int(_G.mjGEOM_PLANE)))
         self._pair_stride = model.ngeom
         self._cell_offsets = (np.arange(64) * self.slots)[:, None]     # per-pair cell blocks
         self._geom_type = model.geom_type.astype(np.int64)
         self._no_level = np.full(64, np.nan)
-        self.influence = pixel_influence()[:, :self.slots]     # (5, slots, 48·32)
+        tables = influence_tables()
+        self.influence = tables.pixels[:, :self.slots]     # (5, slots, 48·32)
         self._slot_normals = np.zeros((5, self.slots, 3))         # outward taxel normals (padding 0)
         for k, pd in enumerate(pads):
             self._slot_normals[k, :len(pd.positions)] = pd.normals
-        self.fine = self._grid(pads, self.pixel_quad)
-        self.coarse = self._grid(pads, _quadrature(pads, taxel_grid_step, to_pixels=True))
+        self.fine = self._grid(pads, self.pixel_quad, tables.rim_fine)
+        coarse = _quadrature(pads, taxel_grid_step, to_pixels=True)
+        rim = tables.rim_coarse if taxel_grid_step == 2 else tuple(
+            influence(pd, coarse.points[k, coarse.n_pixels[k]:int((coarse.area[k] > 0).sum())])
+            for k, pd in enumerate(pads))
+        self.coarse = self._grid(pads, coarse, rim)
         #: the compiled read's tables (backend "native"), checked once here
         self.native: Any = self._native_reader() if backend == "native" else None
         #: the `ContactForceModel` whose extraction tables `native` holds (set by its first read)
@@ -259,30 +278,34 @@ class DistributedContact:
         m = self.model
         grids = []
         for g in (self.coarse, self.fine):
-            grids += [g.quad.points_h, g.area_flat, g.inv_area_flat, g.normal_flat, g.pixel_flat, g.GT]
+            grids += [g.quad.points_h, g.area_flat, g.inv_area_flat, g.normal_flat, g.pixel_flat, g.GT, g.rim_groups]
         return _native.Reader(*[np.ascontiguousarray(a) for a in grids], m.geom_type, m.geom_size,
                               np.ascontiguousarray(self.distal_bodies, dtype=np.int64),
-                              np.ascontiguousarray(self._slot_normals), self.stiffness)
+                              np.ascontiguousarray(self._slot_normals), self.stiffness, self.coarse.first_k,
+                              self.fine.first_k)
 
     def native_solve(self, data: mujoco.MjData, pad: np.ndarray, geom: np.ndarray, f_loc: np.ndarray,
                      f_normal: np.ndarray, f_normal_vec: np.ndarray, mu: np.ndarray, *, fine: bool = True,
-                     pad_rotation: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+                     pad_rotation: np.ndarray | None = None
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
         """The compiled solution of given pairs (backend "native"; the arguments of `solve`):
-        `taxel_readings` (5 · slots, 3) [N, distal frame], each pair's stuck fraction (P,), and
-        with `pad_rotation` (3, 3) the images (5, 3, 48, 32) [N/pixel] in those axes
-        (`solution_images`; the identity gives `traction_field` in the image layout)."""
+        `taxel_readings` (5 · slots, 3) [N, distal frame], each pair's stuck fraction (P,), with
+        `pad_rotation` (3, 3) the images (5, 3, 48, 32) [N/pixel] in those axes
+        (`solution_images`; the identity gives `traction_field` in the image layout), and each
+        pad's unsensed load (5, 3) [N, distal frame] (`pad_readings`)."""
         if self.native is None:
             raise ValueError(f"distributed contact: native_solve needs backend 'native', this one is {self.backend!r}")
-        slots = np.empty((5 * self.slots, 3))
+        slots, unsensed = np.empty((5 * self.slots, 3)), np.empty((5, 3))
         stuck = np.empty(len(pad))
         img = None if pad_rotation is None else np.empty((5, 3) + IMAGE_SHAPE)
         rot = np.eye(3) if pad_rotation is None else np.ascontiguousarray(pad_rotation, dtype=np.float64)
         self.native.solve(pad, geom, f_loc, f_normal, f_normal_vec, mu, data.xmat, data.xpos, data.geom_xmat,
-                          data.geom_xpos, fine, slots, stuck, img, rot)
-        return slots, stuck, img
+                          data.geom_xpos, fine, slots, unsensed, stuck, img, rot)
+        return slots, stuck, img, unsensed
 
-    def _grid(self, pads, quad: _Quadrature) -> _Grid:
-        """The per-point tables of one quadrature whose cells are image pixels."""
+    def _grid(self, pads, quad: _Quadrature, rim: tuple[np.ndarray, ...]) -> _Grid:
+        """The per-point tables of one quadrature whose cells are image pixels; `rim` per pad:
+        the influence (slots', R) of its rim points (`sensing.InfluenceTables`)."""
         valid = quad.area > 0
         inv = np.divide(1.0, quad.area, out=np.zeros_like(quad.area), where=valid)
         normal = np.zeros(quad.points.shape)
@@ -290,13 +313,21 @@ class DistributedContact:
             c = np.zeros(quad.points[k].shape)
             c[:, 2] = np.maximum(quad.points[k, :, 2], pd.geometry.z_bottom)
             normal[k] = np.where(valid[k][:, None], (quad.points[k] - c) / pd.geometry.radius, 0.0)
-        G = np.stack([self.influence[k][:, quad.cell[k]] * valid[k] for k in range(5)])     # (5, slots, M)
-        ident = np.broadcast_to(np.arange(quad.area.shape[1]), quad.area.shape).copy()
         M = quad.area.shape[1]
+        G = np.zeros((5, self.slots, M))                  # (5, slots, M)
+        for k in range(5):
+            npx, nrim = int(quad.n_pixels[k]), int(valid[k].sum()) - int(quad.n_pixels[k])
+            if rim[k].shape[1] != nrim:
+                raise ProducerError(f"sim: the influence tables hold {rim[k].shape[1]} rim points for pad {k}, "
+                                    f"its quadrature has {nrim}; rebuild them: "
+                                    "python -m wuji_tactile_device.producers.sim.sensing")
+            G[k, :, :npx] = self.influence[k][:, quad.cell[k, :npx]]
+            G[k, :, npx:npx + nrim] = rim[k][:self.slots]
+        ident = np.broadcast_to(np.arange(quad.area.shape[1]), quad.area.shape).copy()
         GT = np.ascontiguousarray(G.transpose(0, 2, 1).reshape(5 * M, -1))
         return _Grid(quad, inv, normal, np.ascontiguousarray(G), quad._replace(cell=ident), GT,
                      quad.area.ravel().copy(), inv.ravel().copy(), normal.reshape(-1, 3).copy(),
-                     quad.cell.ravel().copy(), max(16, M // 8))
+                     quad.cell.ravel().copy(), max(16, int(quad.n_pixels.max()) // 6), _rim_groups(quad))
 
     # -- per frame --------------------------------------------------------------------------------
     def pairs(self, pad: np.ndarray, geom: np.ndarray, f_loc: np.ndarray, f_normal: np.ndarray,
@@ -412,6 +443,8 @@ class DistributedContact:
         say (a batch of scenes re-reads the scenes whose rows did not hold)."""
         P, M = len(pad), grid.quad.area.shape[1]
         sdf = self._sdf(geom, T @ grid.quad.points_h.take(pad, axis=0))   # (P, M); padding ≥ 1 m away
+        if self._plane:      # … but a plane's far side is inside it: padding must never be the lowest
+            np.putmask(sdf, grid.quad.area.take(pad, axis=0) == 0, _FAR_SDF)
         volume = f_normal * (1.0 / self.stiffness) + _MIN_VOLUME
         rows = _col_offsets(P, M)
         shift = (pad * M)[:, None] - rows                 # row offsets → the grid's (5·M) tables
@@ -594,19 +627,30 @@ class DistributedContact:
         return np.bincount(index.ravel(), per_point.ravel(), 15 * npx).reshape(5, npx, 3)
 
     def taxel_readings(self, t: Traction) -> np.ndarray:
-        """(5 · slots, 3) what each taxel reads [N, distal frame], force ON the taxel: the
-        normal load Σ G·P and the friction Σ G·Q carried through the elastomer to its sensitive
-        area, the normal along the taxel's own normal and the friction along the pair's slip
-        direction in the taxel's tangent plane — so |shear| ≤ μ·|normal| holds on every taxel
-        — plus each pad's remainder against its solver force (the curvature's few %) placed
-        inside the taxels' friction cones (`cone_spread`): each pad's taxels sum to its force
-        exactly and stay inside their cones. Only the influence columns of each footprint's
-        points are read (`Traction.flat`)."""
-        return self._pad_readings(t.pad, self._pair_readings(t), t.force, 5).reshape(-1, 3)
+        """(5 · slots, 3) what each taxel reads [N, distal frame] (`pad_readings`' taxels)."""
+        return self.pad_readings(t)[0]
 
-    def _pair_readings(self, t: Traction) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def pad_readings(self, t: Traction) -> tuple[np.ndarray, np.ndarray]:
+        """(5 · slots, 3) what each taxel reads [N, distal frame], force ON the taxel, and (5, 3)
+        each pad's unsensed load [N, distal frame]. A taxel reads the normal load Σ G·P and the
+        friction Σ G·Q carried through the elastomer to its sensitive area (`sensing.py`; G's
+        columns sum to each point's sensed share s(x) ≤ 1), the normal along the taxel's own
+        normal and the friction along the pair's slip direction in the taxel's tangent plane — so
+        |shear| ≤ μ·|normal| holds on every taxel. A pair's sensed force is its solver force with
+        its normal part scaled by σ_n = Σ_j (G·P)_j / Σ P and its friction part by σ_t = Σ_j (G·Q)_j
+        / Σ Q (the sensed shares of its pressure and friction); the rest, (1 − σ_n)·F_n + (1 −
+        σ_t)·F_t, lands beyond the sensing area (the pad's unsensed rim and the finger shell) and is
+        the pad's unsensed load. Each pad's remainder against its sensed force (the curvature's
+        few %) is placed inside the taxels' friction cones (`cone_spread`): each pad's taxels sum
+        to its sensed force, taxels + unsensed to its solver force, exactly. Only the influence
+        columns of each footprint's points are read (`Traction.flat`)."""
+        taxels, unsensed = self._pad_readings(t.pad, self._pair_readings(t), t.force, 5)
+        return taxels.reshape(-1, 3), unsensed
+
+    def _pair_readings(self, t: Traction) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Each pair's taxel readings (P, slots, 3) [N, distal frame] before the remainder, each
-        pair's normal loads (P, slots) [N] and its friction coefficient (P,) (`taxel_readings`)."""
+        pair's normal loads (P, slots) [N], its friction coefficient (P,) and its unsensed load
+        (P, 3) [N, distal frame] (`pad_readings`)."""
         if t.mu is None:
             raise ValueError("distributed contact: taxel_readings needs the pairs' friction coefficients "
                              "(Traction.mu; solve() sets it)")
@@ -622,28 +666,39 @@ class DistributedContact:
         t_slot /= np.maximum(np.sqrt(_vecdot(t_slot, t_slot)), 1e-300)[..., None]
         t_slot *= s[:, 1, :, None]
         t_slot -= s[:, 0, :, None] * normals                                     # (P, slots, 3)
-        return t_slot, s[:, 0], t.mu
+        # Sensed shares of the pressure and the friction: Σ_j (G·P)_j / Σ P, Σ_j (G·Q)_j / Σ Q.
+        sensed = _reduce(s, axis=2)                                                # (P, 2)
+        total = np.stack([_reduce(t.Pn, axis=1), _reduce(t.Q, axis=1)], axis=1)
+        lost = 1.0 - np.divide(sensed, total, out=np.zeros_like(sensed), where=total > 0)
+        f_t = total[:, 1, None] * t.t_hat                                          # friction part
+        unsensed = lost[:, 0, None] * (t.force - f_t)
+        unsensed += lost[:, 1, None] * f_t
+        return t_slot, s[:, 0], t.mu, unsensed
 
-    def _pad_readings(self, pad: np.ndarray, r: tuple[np.ndarray, np.ndarray, np.ndarray], force: np.ndarray,
-                      blocks: int) -> np.ndarray:
+    def _pad_readings(self, pad: np.ndarray, r: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+                      force: np.ndarray, blocks: int) -> tuple[np.ndarray, np.ndarray]:
         """(blocks, slots, 3) pair readings `r` (`_pair_readings`) placed in the slot block of
         each pair's `pad` (blocks distinct, or summed per block), each block's remainder against
-        its solver force placed inside the taxels' friction cones (`cone_spread`)."""
-        r_pair, sn, mu = r
+        its sensed force (solver `force` (P, 3) − unsensed) placed inside the taxels' friction
+        cones (`cone_spread`); and (blocks, 3) each block's unsensed load."""
+        r_pair, sn, mu, unsensed = r
+        force = force - unsensed                                      # the sensed force
         if len(set(pad.tolist())) == len(pad):
             normals = self._slot_normals.take(pad % 5, axis=0)        # blocks: scene · 5 + pad (read_many)
             r_pair += cone_spread(r_pair, sn, normals, mu[:, None], force - _reduce(r_pair, axis=1))
             out = np.zeros((blocks, self.slots, 3))
             out[pad] = r_pair
-            return out
+            u = np.zeros((blocks, 3))
+            u[pad] = unsensed
+            return out, u
         onehot = (pad[:, None] == np.arange(blocks)).astype(np.float64)          # (P, blocks)
         out = (onehot.T @ r_pair.reshape(len(pad), -1)).reshape(blocks, self.slots, 3)
-        sn_b, force = onehot.T @ sn, onehot.T @ force
+        sn_b, force, u = onehot.T @ sn, onehot.T @ force, onehot.T @ unsensed
         # A taxel loaded by several pairs: the friction bound Σ_p μ_p·N_p over its normal load Σ_p N_p.
         mu_b = np.divide(onehot.T @ (mu[:, None] * sn), sn_b, out=np.ones_like(sn_b), where=sn_b > 0)
         normals = self._slot_normals.take(np.arange(blocks) % 5, axis=0)
         out += cone_spread(out, sn_b, normals, mu_b, force - out.sum(axis=1))
-        return out
+        return out, u
 
     def taxel_slots(self, field: np.ndarray) -> np.ndarray:
         """(5 · slots, 3) force ON each pad's taxel slots [N] (distal frame): the field carried
@@ -770,7 +825,39 @@ class _Grid(NamedTuple):
     inv_area_flat: np.ndarray  # (5·M,) inv_area flattened
     normal_flat: np.ndarray  # (5·M, 3) normal flattened
     pixel_flat: np.ndarray   # (5·M,) quad.cell (image pixel) flattened
-    first_k: int             # support size tried first (the level solve's subset, `support`)
+    first_k: int             # support size tried first (the level solve's subset, `support`): a sixth
+                             # of a pad's pixels (the rim's points, loaded only past the pad's sides, not counted)
+    rim_groups: np.ndarray   # (5, R, 6) the rim's points by row and side, in runs of ≤ `RIM_GROUP`: start, end, centre, radius
+                             # (the compiled read skips a run whose centre lies too far above the level)
+
+
+#: Rim points per group of the compiled read's skip test (`_native/contact_read.c`, `solve_pair`).
+RIM_GROUP = 12
+
+
+def _rim_groups(quad: _Quadrature) -> np.ndarray:
+    """(5, R, 6) each pad's rim points (after its pixels, up to its valid points) in groups: the
+    points of one rim row on one side of the pad (`sensing.rim_points`' order), split into runs
+    of at most `RIM_GROUP`: [start, end), the group's centre (distal frame) and the largest
+    distance of its points from it [m]; padding rows 0."""
+    valid = (quad.area > 0).sum(axis=1)
+    per_pad = []
+    for k in range(5):
+        a0, n = int(quad.n_pixels[k]), int(valid[k])
+        p = quad.points[k, a0:n]
+        key = np.round(p[:, 2], 9) * 4 + np.sign(p[:, 0])          # row and side
+        cuts = np.flatnonzero(np.diff(key) != 0) + 1
+        bounds = []
+        for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, len(p)], strict=True):
+            bounds += [(a0 + s, a0 + min(s + RIM_GROUP, hi)) for s in range(int(lo), int(hi), RIM_GROUP)]
+        per_pad.append(bounds)
+    out = np.zeros((5, max(1, max(len(b) for b in per_pad)), 6))
+    for k, bounds in enumerate(per_pad):
+        for j, (a, e) in enumerate(bounds):
+            p = quad.points[k, a:e]
+            c = p.mean(axis=0)
+            out[k, j] = (a, e, *c, np.sqrt(((p - c) ** 2).sum(axis=1)).max())
+    return out
 
 
 def __getattr__(name: str):

@@ -11,7 +11,7 @@
  * hold the two to 1e-12 of the frame's largest force (tests/test_sim_read_equivalence.py).
  *
  * The same method as the numpy path: the level solve on the K lowest points of each footprint
- * (quickselect instead of argpartition, K = max(16, M/8)), grown 4× while the subset does not
+ * (quickselect instead of argpartition, K = the grid's first_k), grown 4× while the subset does not
  * hold the footprint; only the points at or below the first bound λ₀ = min sdf + V / A_closest
  * are considered (no other can be active). Points without load (zero weight) are left out of
  * the support: they change no sum.
@@ -39,7 +39,7 @@
 /* The calling convention's version: `contact_model.py` refuses a build of another one (a stale
  * extension left by an older `pip install -e .`). Raise it with every change of an entry point's
  * arguments or outputs. */
-#define CONTACT_READ_ABI 2
+#define CONTACT_READ_ABI 3
 #define NPAD 5
 #define MAX_SLOTS 64
 #define NCODE 11
@@ -49,6 +49,7 @@
 #define GROSS_SLIP_TOLERANCE 0.005
 #define MIN_VOLUME 1e-24
 #define MIN_NORMAL_ALIGNMENT 0.25
+#define FRONT_MARGIN 0.003
 #define ELLIPSOID_ITERATIONS 8
 
 /* MuJoCo geom type codes (mjtGeom) */
@@ -165,8 +166,12 @@ typedef struct {
     Py_buffer normal;     /* (5·M, 3) outward surface normal (distal) */
     Py_buffer pixel;      /* (5·M,) int64 image pixel 0..1535 */
     Py_buffer GT;         /* (5·M, S) taxel influence per point */
-    Py_ssize_t M;
+    Py_buffer groups;     /* (5, R, 6) the rim's points in groups: start, end, centre (distal), radius */
+    Py_ssize_t M, R;
     int nvalid[NPAD];     /* valid (area > 0) points of each pad: the first nvalid of its M */
+    int npix[NPAD];       /* its pixel points (the rim's, in groups, follow up to nvalid) */
+    int ngroups[NPAD];
+    int first_k;          /* support size tried first (`_Grid.first_k`) */
 } Grid;
 
 typedef struct {
@@ -206,6 +211,7 @@ static void grid_release(Grid *g)
     release(&g->normal);
     release(&g->pixel);
     release(&g->GT);
+    release(&g->groups);
 }
 
 static void reader_release_extraction(Reader *r)
@@ -254,8 +260,10 @@ static int grid_init(Grid *g, PyObject *const *o, const char *which, Py_ssize_t 
     Py_ssize_t n1[1] = {NPAD * M}, n2[2] = {NPAD * M, 3}, nG[2] = {NPAD * M, S};
     if (!grid_view(o[1], &g->area, which, "area", 'd', 1, n1) || !grid_view(o[2], &g->inv_area, which, "inv_area", 'd', 1, n1)
         || !grid_view(o[3], &g->normal, which, "normal", 'd', 2, n2) || !grid_view(o[4], &g->pixel, which, "pixel", 'q', 1, n1)
-        || !grid_view(o[5], &g->GT, which, "GT", 'd', 2, nG))
+        || !grid_view(o[5], &g->GT, which, "GT", 'd', 2, nG)
+        || !grid_view(o[6], &g->groups, which, "rim groups", 'd', 3, (Py_ssize_t[]){NPAD, -1, 6}))
         return 0;
+    g->R = g->groups.shape[1];
     const double *area = D(g->area);
     const long long *px = Q64(g->pixel);
     for (int k = 0; k < NPAD; k++) {
@@ -269,6 +277,29 @@ static int grid_init(Grid *g, PyObject *const *o, const char *which, Py_ssize_t 
                 return 0;
             }
         g->nvalid[k] = (int)n;
+        /* the rim's groups: consecutive [start, end) ranges ending at nvalid (padding rows: end <= start) */
+        const double *gr = D(g->groups) + (Py_ssize_t)k * g->R * 6;
+        int ng = 0;
+        while (ng < g->R && gr[6 * ng + 1] > gr[6 * ng])
+            ng++;
+        int at = ng > 0 ? (int)gr[0] : (int)n;
+        g->npix[k] = at;
+        for (int j = 0; j < ng; j++) {
+            const double a = gr[6 * j], e = gr[6 * j + 1];
+            if (a != (double)at || e > (double)n || !(gr[6 * j + 5] >= 0.0)) {
+                value_error("native contact read: %s rim groups of pad %d: group %d is [%g, %g) radius %g; the "
+                            "groups must follow each other up to the %zd valid points, radii >= 0", which, k, j, a, e,
+                            gr[6 * j + 5], n);
+                return 0;
+            }
+            at = (int)e;
+        }
+        if (at != (int)n) {
+            value_error("native contact read: %s rim groups of pad %d end at point %d, the pad has %zd valid points",
+                        which, k, at, n);
+            return 0;
+        }
+        g->ngroups[k] = ng;
     }
     for (Py_ssize_t i = 0; i < NPAD * M; i++)
         if (px[i] < 0 || px[i] >= NPX) {
@@ -279,17 +310,20 @@ static int grid_init(Grid *g, PyObject *const *o, const char *which, Py_ssize_t 
     return 1;
 }
 
-/* Reader(coarse: 6 arrays, fine: 6 arrays, geom_type, geom_size, distal_bodies, slot_normals, stiffness) */
+/* Reader(coarse: 7 arrays, fine: 7 arrays, geom_type, geom_size, distal_bodies, slot_normals, stiffness,
+ *        coarse_first_k, fine_first_k) */
 static int Reader_init(Reader *r, PyObject *args, PyObject *kw)
 {
-    PyObject *o[12], *gt, *gs, *db, *sn;
+    PyObject *o[14], *gt, *gs, *db, *sn;
     double stiffness;
+    int first_k[2];
     if (kw != NULL && PyDict_Size(kw) > 0) {
         PyErr_SetString(PyExc_TypeError, "Reader() takes positional arguments only");
         return -1;
     }
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOOOOd:Reader", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7],
-                          &o[8], &o[9], &o[10], &o[11], &gt, &gs, &db, &sn, &stiffness))
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOOOOOOdii:Reader", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7],
+                          &o[8], &o[9], &o[10], &o[11], &o[12], &o[13], &gt, &gs, &db, &sn, &stiffness, &first_k[0],
+                          &first_k[1]))
         return -1;
     /* a second __init__ replaces every table */
     r->ready = 0;
@@ -302,6 +336,11 @@ static int Reader_init(Reader *r, PyObject *args, PyObject *kw)
     reader_release_extraction(r);
     if (!(stiffness > 0)) {
         value_error("native contact read: stiffness must be > 0 N/m^3, got %g", stiffness);
+        return -1;
+    }
+    if (first_k[0] < 1 || first_k[1] < 1) {
+        value_error("native contact read: the first support sizes must be >= 1, got %d and %d", first_k[0],
+                    first_k[1]);
         return -1;
     }
     Py_ssize_t any1[1] = {-1};
@@ -330,8 +369,10 @@ static int Reader_init(Reader *r, PyObject *args, PyObject *kw)
         if (b > r->max_body)
             r->max_body = (Py_ssize_t)b;
     }
-    if (!grid_init(&r->grid[0], o, "coarse", r->S) || !grid_init(&r->grid[1], o + 6, "fine", r->S))
+    if (!grid_init(&r->grid[0], o, "coarse", r->S) || !grid_init(&r->grid[1], o + 7, "fine", r->S))
         return -1;
+    r->grid[0].first_k = first_k[0];
+    r->grid[1].first_k = first_k[1];
     r->inv_stiffness = 1.0 / stiffness;
     r->configured = 0;
     r->ready = 1;
@@ -577,6 +618,7 @@ typedef struct {
     double mu;
     double stuck;
     double t_hat[3];
+    double pn_sum, q_sum;  /* Σ P and Σ Q over the footprint [N] (the sensed shares' denominators) */
 } Pair;
 
 typedef struct {
@@ -667,6 +709,7 @@ static void select_lowest(Pt *a, int n, int k)
 typedef struct {
     Pt *pts;          /* (M,) candidate points of one pair */
     double *sdf;      /* (M,) */
+    int *ri;          /* (M,) the evaluated rim points' indices (`solve_pair`) */
     double *w, *a, *ca, *Pn, *C, *Qv, *pres, *cc;   /* (M,) along the sorted support */
     double *tl;       /* (M, 3) point forces (images) */
     double *sn, *sq;  /* (P, S) each pair's normal and friction influence sums */
@@ -676,6 +719,7 @@ static void work_free(Work *w)
 {
     free(w->pts);
     free(w->sdf);
+    free(w->ri);
     free(w->w);
     free(w->tl);
     free(w->sn);
@@ -689,10 +733,11 @@ static int work_alloc(Work *w, Py_ssize_t M, Py_ssize_t P, Py_ssize_t S)
         M = 1;
     w->pts = malloc(sizeof(Pt) * M);
     w->sdf = malloc(sizeof(double) * M);
+    w->ri = malloc(sizeof(int) * M);
     w->w = malloc(sizeof(double) * M * 8);
     w->tl = malloc(sizeof(double) * M * 3);
     w->sn = calloc((size_t)(P > 0 ? P : 1) * S * 2, sizeof(double));
-    if (!w->pts || !w->sdf || !w->w || !w->tl || !w->sn) {
+    if (!w->pts || !w->sdf || !w->ri || !w->w || !w->tl || !w->sn) {
         work_free(w);
         PyErr_NoMemory();
         return 0;
@@ -744,9 +789,46 @@ static int solve_pair(Reader *r, const Grid *g, const Poses *ps, Pair *pr, Work 
             T[4 * i + j] = Rg[i] * B[j] + Rg[3 + i] * B[4 + j] + Rg[6 + i] * B[8 + j];
     const double *ph = D(g->points_h) + (Py_ssize_t)k * 4 * M;
     const double *area = D(g->area) + (Py_ssize_t)k * M;
-    const int n = g->nvalid[k];
+    const int npix = g->npix[k];
     double *sdf = wk->sdf;
-    sdf_points(t, s0, s1, s2, T, ph, M, n, sdf);
+    const double vol = pr->fn * r->inv_stiffness + MIN_VOLUME;
+    sdf_points(t, s0, s1, s2, T, ph, M, npix, sdf);
+    /* The rim: its points lie beyond the pad's sides and carry load only when the footprint
+     * reaches there. The pixels alone bound the level from above (more points only lower it), and
+     * a signed distance is 1-Lipschitz, so a group whose centre lies more than its radius above that
+     * bound holds no active point and is left out. The evaluated points are packed after the
+     * pixels (sdf, and their areas in `parea`; `ri` their indices): the passes below run over
+     * them only, and the active set — so the result — is the one of every point. */
+    int n = npix;
+    const double *parea = area;
+    if (g->ngroups[k] > 0) {
+        double pmin = INFINITY, pamin = 0.0;
+        for (int m = 0; m < npix; m++)
+            pmin = sdf[m] < pmin ? sdf[m] : pmin;
+        for (int m = 0; m < npix; m++)
+            if (sdf[m] == pmin && area[m] > pamin)
+                pamin = area[m];
+        const double bound = npix > 0 && isfinite(pmin) ? level_bound(sdf, area, npix, pmin, vol, pamin) : INFINITY;
+        const double *gr = D(g->groups) + (Py_ssize_t)k * g->R * 6;
+        double *pa = wk->a;        /* scratch until the support is sorted */
+        memcpy(pa, area, sizeof(double) * npix);
+        for (int j = 0; j < g->ngroups[k]; j++) {
+            const double *q = gr + 6 * j;
+            const int a0 = (int)q[0], e = (int)q[1];
+            const double x = T[0] * q[2] + T[1] * q[3] + T[2] * q[4] + T[3];
+            const double y = T[4] * q[2] + T[5] * q[3] + T[6] * q[4] + T[7];
+            const double z = T[8] * q[2] + T[9] * q[3] + T[10] * q[4] + T[11];
+            if (sdf_of(t, s0, s1, s2, x, y, z) - q[5] > bound + 1e-9)
+                continue;
+            sdf_points(t, s0, s1, s2, T, ph + a0, M, e - a0, sdf + n);
+            for (int m = a0; m < e; m++) {
+                pa[n] = area[m];
+                wk->ri[n - npix] = m;
+                n++;
+            }
+        }
+        parea = pa;
+    }
     double mn[4] = {INFINITY, INFINITY, INFINITY, INFINITY};    /* independent chains: no latency bound */
     int m4 = 0;
     for (; m4 + 4 <= n; m4 += 4)
@@ -757,23 +839,22 @@ static int solve_pair(Reader *r, const Grid *g, const Poses *ps, Pair *pr, Work 
     double smin = mn[0];
     for (int u = 1; u < 4; u++)
         smin = mn[u] < smin ? mn[u] : smin;
-    const double vol = pr->fn * r->inv_stiffness + MIN_VOLUME;
     /* λ₀ = min sdf + V / A_closest ≥ the root (Φ(λ) = Σ A·max(λ − sdf, 0) is increasing): only
-     * the points at or below λ₀ can be active. Of those, the K lowest (quickselect, K = max(16,
-     * M/8) as the numpy path's first subset) sorted, and the exact level on them (`_level_sorted`:
+     * the points at or below λ₀ can be active. Of those, the K lowest (quickselect, K = the grid's
+     * first_k, as the numpy path's first subset) sorted, and the exact level on them (`_level_sorted`:
      * cumulative sums, first segment that holds the volume); accepted when the subset's highest
      * point is not below λ, else K grows 4× (the numpy path's grown support). */
     int nc = 0;
     if (n > 0 && isfinite(smin)) {
         double amin = 0.0;
         for (int m = 0; m < n; m++)
-            if (sdf[m] == smin && area[m] > amin)
-                amin = area[m];
-        const double lam0 = level_bound(sdf, area, n, smin, vol, amin);
+            if (sdf[m] == smin && parea[m] > amin)
+                amin = parea[m];
+        const double lam0 = level_bound(sdf, parea, n, smin, vol, amin);
         for (int m = 0; m < n; m++)
             if (sdf[m] <= lam0) {
                 wk->pts[nc].s = sdf[m];
-                wk->pts[nc].i = m;
+                wk->pts[nc].i = m < npix ? m : wk->ri[m - npix];
                 nc++;
             }
     }
@@ -783,7 +864,7 @@ static int solve_pair(Reader *r, const Grid *g, const Poses *ps, Pair *pr, Work 
         return 0;
     }
     double *a = wk->a, *ca = wk->ca, *w = wk->w;
-    int K = (int)(M / 8 > 16 ? M / 8 : 16);
+    int K = g->first_k;
     double lam;
     for (;;) {
         if (K > nc)
@@ -848,7 +929,7 @@ static int solve_pair(Reader *r, const Grid *g, const Poses *ps, Pair *pr, Work 
     if (gross)
         s_ = 0.0;
     const double scale = ctot > 0 ? ft / ctot : 0.0;
-    double foot = 0.0, held = 0.0;
+    double foot = 0.0, held = 0.0, pn_sum = 0.0, q_sum = 0.0;
     for (int j = 0; j < K; j++) {
         double sA = s_ * a[j];
         int stuck;
@@ -864,8 +945,12 @@ static int solve_pair(Reader *r, const Grid *g, const Poses *ps, Pair *pr, Work 
             if (stuck)
                 held += a[j];
         }
+        pn_sum += Pn[j];
+        q_sum += Qv[j];
     }
     pr->stuck = foot > 0 ? held / foot : 1.0;
+    pr->pn_sum = pn_sum;
+    pr->q_sum = q_sum;
     const double ftm = ft > 1e-300 ? ft : 1e-300;
     for (int i = 0; i < 3; i++)
         pr->t_hat[i] = ftv[i] / ftm;
@@ -918,9 +1003,12 @@ static int solve_pair(Reader *r, const Grid *g, const Poses *ps, Pair *pr, Work 
  * The final stage: per-pair influence sums → taxel vectors → each pad's remainder placed inside
  * the taxels' friction cones (`DistributedContact._pair_readings` + `_pad_readings`,
  * `contact_model.cone_capacity` / `cone_spread`): cone_capacity1, cone_spread1, final_stage. Kept
- * apart: its formula may change on its own. In: P pairs (pad, t_hat, force, μ) with their normal
- * and friction sums sn, sq (P, S); the taxel slot normals (5, S, 3). Out: out (5, S, 3) [N, distal
- * frame], zeroed here.
+ * apart: its formula may change on its own. In: P pairs (pad, t_hat, force, μ, Σ P, Σ Q) with their
+ * normal and friction sums sn, sq (P, S); the taxel slot normals (5, S, 3). Out: out (5, S, 3) [N,
+ * distal frame] and unsensed (5, 3) [N, distal frame], zeroed here. A pair's sensed force is its
+ * force with the normal part scaled by σ_n = Σ sn / Σ P and the friction part by σ_t = Σ sq / Σ Q
+ * (`_pair_readings`); the rest is its pad's unsensed load, and the remainder is taken against the
+ * sensed force.
  * ------------------------------------------------------------------------------------------- */
 /* `contact_model.cone_capacity` for one taxel: the largest ω ≥ 0 for which r + ω·R stays inside
  * the cone |shear| ≤ μ·normal (+inf when no ω leaves it); n the outward unit normal. */
@@ -1027,13 +1115,14 @@ static void cone_spread1(const double *r, const double *N, const double *normals
 }
 
 static void final_stage(Py_ssize_t P, const Pair *pairs, const double *sn_all, const double *sq_all,
-                        const double *slot_normals, Py_ssize_t S, double *out)
+                        const double *slot_normals, Py_ssize_t S, double *out, double *unsensed)
 {
     double snp[NPAD * MAX_SLOTS];    /* each pad's normal sums (S ≤ MAX_SLOTS: checked by Reader()) */
     double mun[NPAD * MAX_SLOTS];    /* each pad's Σ μ·N per taxel */
     double force[NPAD][3], mu1[NPAD];
     int npairs[NPAD] = {0};
     memset(out, 0, sizeof(double) * NPAD * S * 3);
+    memset(unsensed, 0, sizeof(double) * NPAD * 3);
     memset(force, 0, sizeof force);
     memset(snp, 0, sizeof snp);
     memset(mun, 0, sizeof mun);
@@ -1043,6 +1132,19 @@ static void final_stage(Py_ssize_t P, const Pair *pairs, const double *sn_all, c
         const double *sn = sn_all + p * S, *sq = sq_all + p * S, *th = pr->t_hat;
         const double *nrm = slot_normals + (Py_ssize_t)k * S * 3;
         double *o = out + (Py_ssize_t)k * S * 3;
+        double ssn = 0.0, ssq = 0.0;
+        for (Py_ssize_t j = 0; j < S; j++) {
+            ssn += sn[j];
+            ssq += sq[j];
+        }
+        const double lost_n = 1.0 - (pr->pn_sum > 0 ? ssn / pr->pn_sum : 0.0);
+        const double lost_t = 1.0 - (pr->q_sum > 0 ? ssq / pr->q_sum : 0.0);
+        for (int i = 0; i < 3; i++) {
+            const double ft = pr->q_sum * th[i];
+            const double u = lost_n * (pr->f[i] - ft) + lost_t * ft;
+            unsensed[3 * k + i] += u;
+            force[k][i] += pr->f[i] - u;
+        }
         for (Py_ssize_t j = 0; j < S; j++) {
             const double *nv = nrm + 3 * j;
             double d = nv[0] * th[0] + nv[1] * th[1] + nv[2] * th[2];
@@ -1057,7 +1159,6 @@ static void final_stage(Py_ssize_t P, const Pair *pairs, const double *sn_all, c
             snp[k * S + j] += sn[j];
             mun[k * S + j] += pr->mu * sn[j];
         }
-        force[k][0] += pr->f[0], force[k][1] += pr->f[1], force[k][2] += pr->f[2];
         npairs[k]++;
         mu1[k] = pr->mu;
     }
@@ -1107,9 +1208,10 @@ static void poses_release(Poses *ps)
     release(&ps->gxpos);
 }
 
-/* Solve every pair; taxel slot table `slots_out` (5, S, 3); images into img (may be NULL). */
+/* Solve every pair; taxel slot table `slots_out` (5, S, 3), the pads' unsensed loads `unsensed_out`
+ * (5, 3); images into img (may be NULL). */
 static int solve_all(Reader *r, const Poses *ps, Pair *pairs, Py_ssize_t P, int fine, double *slots_out,
-                     double *img, const double *rot)
+                     double *unsensed_out, double *img, const double *rot)
 {
     const Grid *g = &r->grid[fine ? 1 : 0];
     Work wk;
@@ -1120,32 +1222,32 @@ static int solve_all(Reader *r, const Poses *ps, Pair *pairs, Py_ssize_t P, int 
             work_free(&wk);
             return 0;
         }
-    final_stage(P, pairs, wk.sn, wk.sq, D(r->slot_normals), r->S, slots_out);
+    final_stage(P, pairs, wk.sn, wk.sq, D(r->slot_normals), r->S, slots_out, unsensed_out);
     work_free(&wk);
     return 1;
 }
 
 /* solve(pad (P,) int64, geom (P,) int64, f_loc (P,3), f_normal (P,), f_normal_vec (P,3), mu (P,),
- *       xmat, xpos, geom_xmat, geom_xpos, fine, slots_out (5·S,3), stuck_out (P,), img (5,3,48,32)|None,
- *       rot (3,3)) */
+ *       xmat, xpos, geom_xmat, geom_xpos, fine, slots_out (5·S,3), unsensed_out (5,3), stuck_out (P,),
+ *       img (5,3,48,32)|None, rot (3,3)) */
 static PyObject *Reader_solve(Reader *r, PyObject *args)
 {
-    PyObject *o[6], *xm, *xp, *gm, *gp, *so, *sto, *imo, *roto;
+    PyObject *o[6], *xm, *xp, *gm, *gp, *so, *uo, *sto, *imo, *roto;
     int fine;
     if (!r->ready) {
         PyErr_SetString(PyExc_ValueError, "native contact read: the Reader's tables were not set (__init__ failed)");
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOOpOOOO:solve", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &xm, &xp, &gm, &gp,
-                          &fine, &so, &sto, &imo, &roto))
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOpOOOOO:solve", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &xm, &xp, &gm,
+                          &gp, &fine, &so, &uo, &sto, &imo, &roto))
         return NULL;
-    Py_buffer v[6], out, st, im, rot;
+    Py_buffer v[6], out, uns, st, im, rot;
     Poses ps;
     Pair *pairs = NULL;
     PyObject *ret = NULL;
     for (int i = 0; i < 6; i++)
         v[i].obj = NULL;
-    out.obj = st.obj = im.obj = rot.obj = NULL;
+    out.obj = uns.obj = st.obj = im.obj = rot.obj = NULL;
     ps.xmat.obj = ps.xpos.obj = ps.gxmat.obj = ps.gxpos.obj = NULL;
     if (!get_view(o[0], &v[0], "pad", 'q', 1, (Py_ssize_t[]){-1}, 0, 0))
         goto done;
@@ -1157,6 +1259,7 @@ static PyObject *Reader_solve(Reader *r, PyObject *args)
         || !get_view(o[5], &v[5], "mu", 'd', 1, (Py_ssize_t[]){P}, 0, 0)
         || !get_poses(r, &ps, xm, xp, gm, gp)
         || !get_view(so, &out, "slots_out", 'd', 2, (Py_ssize_t[]){NPAD * r->S, 3}, 1, 1)
+        || !get_view(uo, &uns, "unsensed_out", 'd', 2, (Py_ssize_t[]){NPAD, 3}, 1, 1)
         || !get_view(sto, &st, "stuck_out", 'd', 1, (Py_ssize_t[]){P}, 1, 1)
         || !get_view(roto, &rot, "rot", 'd', 2, (Py_ssize_t[]){3, 3}, 1, 0))
         goto done;
@@ -1185,7 +1288,8 @@ static PyObject *Reader_solve(Reader *r, PyObject *args)
     }
     if (im.obj != NULL)
         memset(im.buf, 0, sizeof(double) * NPAD * 3 * NPX);
-    if (!solve_all(r, &ps, pairs, P, fine, (double *)out.buf, im.obj ? (double *)im.buf : NULL, D(rot)))
+    if (!solve_all(r, &ps, pairs, P, fine, (double *)out.buf, (double *)uns.buf, im.obj ? (double *)im.buf : NULL,
+                   D(rot)))
         goto done;
     for (Py_ssize_t p = 0; p < P; p++)
         ((double *)st.buf)[p] = pairs[p].stuck;
@@ -1196,6 +1300,7 @@ done:
     for (int i = 0; i < 6; i++)
         release(&v[i]);
     release(&out);
+    release(&uns);
     release(&st);
     release(&im);
     release(&rot);
@@ -1205,24 +1310,24 @@ done:
 
 /* read(con_geom (n,2) i32, con_efc_address (n,) i32, con_frame (n,9), con_pos (n,3), con_dist (n,),
  *      con_friction (n,5), efc_force (nefc,), xmat, xpos, geom_xmat, geom_xpos, fine,
- *      taxel_out (N,3) f32, taxel_distal_out (N,3), res_out (5,3), rot_out (5,3,3), frac_out (5,),
+ *      taxel_out (N,3) f32, taxel_distal_out (N,3), res_out (5,3), unsensed_out (5,3), rot_out (5,3,3), frac_out (5,),
  *      images_out (5,3,48,32)|None, slide_out (cap, 8))
  * → (accepted, rejected, sliding): the slide rows are the sliding pairs (no stuck point, F_n > 0):
  *   pad, geom, force-weighted contact point (world, 3), normal force vector (distal, 3). */
 static PyObject *Reader_read(Reader *r, PyObject *args)
 {
-    PyObject *o[7], *xm, *xp, *gm, *gp, *to, *tdo, *reso, *roto, *fro, *imo, *slo;
+    PyObject *o[7], *xm, *xp, *gm, *gp, *to, *tdo, *reso, *uo, *roto, *fro, *imo, *slo;
     int fine;
     if (!r->ready || !r->configured) {
         PyErr_SetString(PyExc_ValueError, r->ready ? "native contact read: read() before configure()"
                                                    : "native contact read: the Reader's tables were not set (__init__ failed)");
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOpOOOOOOO:read", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &xm, &xp,
-                          &gm, &gp, &fine, &to, &tdo, &reso, &roto, &fro, &imo, &slo))
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOpOOOOOOOO:read", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &xm,
+                          &xp, &gm, &gp, &fine, &to, &tdo, &reso, &uo, &roto, &fro, &imo, &slo))
         return NULL;
-    Py_buffer cg, ce, cf, cp, cd, cfr, efc, tx, txd, res, rot, frac, im, sl;
-    Py_buffer *all[] = {&cg, &ce, &cf, &cp, &cd, &cfr, &efc, &tx, &txd, &res, &rot, &frac, &im, &sl};
+    Py_buffer cg, ce, cf, cp, cd, cfr, efc, tx, txd, res, uns, rot, frac, im, sl;
+    Py_buffer *all[] = {&cg, &ce, &cf, &cp, &cd, &cfr, &efc, &tx, &txd, &res, &uns, &rot, &frac, &im, &sl};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         all[i]->obj = NULL;
     Poses ps;
@@ -1243,6 +1348,7 @@ static PyObject *Reader_read(Reader *r, PyObject *args)
         || !get_view(to, &tx, "taxel_out", 'f', 2, (Py_ssize_t[]){N, 3}, 1, 1)
         || !get_view(tdo, &txd, "taxel_distal_out", 'd', 2, (Py_ssize_t[]){N, 3}, 1, 1)
         || !get_view(reso, &res, "res_out", 'd', 2, (Py_ssize_t[]){NPAD, 3}, 1, 1)
+        || !get_view(uo, &uns, "unsensed_out", 'd', 2, (Py_ssize_t[]){NPAD, 3}, 1, 1)
         || !get_view(roto, &rot, "rot_out", 'd', 3, (Py_ssize_t[]){NPAD, 3, 3}, 1, 1)
         || !get_view(fro, &frac, "frac_out", 'd', 1, (Py_ssize_t[]){NPAD}, 1, 1)
         || !get_view(slo, &sl, "slide_out", 'd', 2, (Py_ssize_t[]){-1, 8}, 1, 1))
@@ -1327,7 +1433,7 @@ static PyObject *Reader_read(Reader *r, PyObject *args)
             }
         }
         const double *near = slot_info + (Q64(r->code_slot0)[ci] + nearest) * 4;
-        int front = r->side_sign > 0 ? pl[1] > 0.0 : pl[1] < 0.0;
+        int front = r->side_sign > 0 ? pl[1] > -FRONT_MARGIN : pl[1] < FRONT_MARGIN;
         double align = rl[0] * near[0] + rl[1] * near[1] + rl[2] * near[2];
         if (!(dmin <= near[3] && front && align <= -MIN_NORMAL_ALIGNMENT))
             continue;
@@ -1361,6 +1467,7 @@ static PyObject *Reader_read(Reader *r, PyObject *args)
     if (P == 0) {
         memset(txd_v, 0, sizeof(double) * N * 3);
         memset(tx_v, 0, sizeof(float) * N * 3);
+        memset(uns.buf, 0, sizeof(double) * NPAD * 3);
     } else {
         for (Py_ssize_t p = 0; p < P; p++) {
             Pair *pr = &pairs[p];
@@ -1374,7 +1481,8 @@ static PyObject *Reader_read(Reader *r, PyObject *args)
             PyErr_NoMemory();
             goto done;
         }
-        if (!solve_all(r, &ps, pairs, P, fine, slots, im.obj ? (double *)im.buf : NULL, D(r->pad_rot))) {
+        if (!solve_all(r, &ps, pairs, P, fine, slots, (double *)uns.buf, im.obj ? (double *)im.buf : NULL,
+                       D(r->pad_rot))) {
             free(slots);
             goto done;
         }
