@@ -55,10 +55,11 @@ def scene_taxels(client, msg) -> tuple[int, np.ndarray] | None:
     return stamp, taxels["pos"]
 
 
-def serve_and_collect(cmd: list[str], want: int) -> tuple[list, int | None, str]:
+def serve_and_collect(cmd: list[str], want: int, *, stop: bool = False) -> tuple[list, int | None, str]:
     """Start a command that prints a ws:// address on stderr, subscribe to the data and scene
     topics, collect (sample time, taxel positions) of up to `want` scenes and the start of the
-    simulated clock (sample − device time of a data record). Returns them and stderr."""
+    simulated clock (sample − device time of a data record). Returns them and stderr. `stop`: a
+    command that would run on (a looping view) is terminated once `want` scenes are in."""
     from wuji_tactile_device.contract import decode_tactile_record
 
     proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=ENV)
@@ -89,6 +90,8 @@ def serve_and_collect(cmd: list[str], want: int) -> tuple[list, int | None, str]
                         scenes.append(got)
         finally:
             client.close()
+        if stop and len(scenes) >= want and proc.poll() is None:
+            proc.terminate()
         _, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
@@ -124,13 +127,16 @@ def test_a_recording_is_shown_on_the_recorded_hand(tmp_path, mujoco_taxels, comm
     record_simulation(path, make_scenario("press"), max_frames=FRAMES)
     if command == "view":
         # the view does not wait for a viewer: --loop replays the 3 s file until --duration (wall time),
-        # so a viewer that subscribes late on a loaded machine still sees the closed hand
-        cmd = [SCRIPT, "view", str(path), "--port", "0", "--duration", "10", "--scene-rate", "100", "--speed", "2", "--loop"]
+        # so a viewer that subscribes late on a loaded machine still sees the closed hand. Regression:
+        # with --duration 10 a client that subscribed 9 s in (the suite beside other jobs) saw only
+        # the first half of a loop before the view ended; the view now runs until the scenes are in.
+        cmd = [SCRIPT, "view", str(path), "--port", "0", "--duration", "120", "--scene-rate", "100", "--speed", "2",
+               "--loop"]
         said = "on its recorded hand poses (hands/left_hand, hands/right_hand)"
     else:
         cmd = [SCRIPT, "replay", str(path), "--foxglove", "--foxglove-port", "0", "--speed", "2"]
         said = "with the recorded hand poses"
-    scenes, start, err = serve_and_collect(cmd, want=FRAMES)
+    scenes, start, err = serve_and_collect(cmd, want=FRAMES, stop=command == "view")
     assert said in err, err
     assert len(scenes) >= 30, err
     moved = 0
