@@ -64,7 +64,7 @@ def dense_taxel_readings(dm, pad, w, Pn, Q, t_hat, force, grid, mu):
     times 1 − Σ G·Q / Σ Q; the pads' remainders against their sensed forces placed by the model's
     own final stage (`cone_spread`, tested on its own in tests/test_sim_taxel_cone.py), per-taxel
     μ = Σ_p μ_p·N_p / Σ_p N_p."""
-    G = grid.G
+    G = grid.GT.reshape(5, -1, dm.slots).transpose(0, 2, 1)  # (5, slots, M)
     normals = dm._slot_normals
     r = np.zeros((5, dm.slots, 3))
     unsensed = np.zeros((5, 3))

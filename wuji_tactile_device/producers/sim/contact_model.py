@@ -314,18 +314,17 @@ class DistributedContact:
             c[:, 2] = np.maximum(quad.points[k, :, 2], pd.geometry.z_bottom)
             normal[k] = np.where(valid[k][:, None], (quad.points[k] - c) / pd.geometry.radius, 0.0)
         M = quad.area.shape[1]
-        G = np.zeros((5, self.slots, M))                  # (5, slots, M)
+        GT = np.zeros((5, M, self.slots))                 # G[k, j, x] stored as (5, M, slots)
         for k in range(5):
             npx, nrim = int(quad.n_pixels[k]), int(valid[k].sum()) - int(quad.n_pixels[k])
             if rim[k].shape[1] != nrim:
                 raise ProducerError(f"sim: the influence tables hold {rim[k].shape[1]} rim points for pad {k}, "
                                     f"its quadrature has {nrim}; rebuild them: "
                                     "python -m wuji_tactile_device.producers.sim.sensing")
-            G[k, :, :npx] = self.influence[k][:, quad.cell[k, :npx]]
-            G[k, :, npx:npx + nrim] = rim[k][:self.slots]
+            GT[k, :npx] = self.influence[k][:, quad.cell[k, :npx]].T
+            GT[k, npx:npx + nrim] = rim[k][:self.slots].T
         ident = np.broadcast_to(np.arange(quad.area.shape[1]), quad.area.shape).copy()
-        GT = np.ascontiguousarray(G.transpose(0, 2, 1).reshape(5 * M, -1))
-        return _Grid(quad, inv, normal, np.ascontiguousarray(G), quad._replace(cell=ident), GT,
+        return _Grid(quad, inv, normal, quad._replace(cell=ident), GT.reshape(5 * M, self.slots),
                      quad.area.ravel().copy(), inv.ravel().copy(), normal.reshape(-1, 3).copy(),
                      quad.cell.ravel().copy(), max(16, int(quad.n_pixels.max()) // 6), _rim_groups(quad))
 
@@ -818,9 +817,10 @@ class _Grid(NamedTuple):
     quad: _Quadrature        # points, areas (5, M), cell = pixel index
     inv_area: np.ndarray     # (5, M) 1/area, 0 at padding
     normal: np.ndarray       # (5, M, 3) outward surface normal (distal frame), 0 at padding
-    G: np.ndarray            # (5, slots, M) taxel influence of a load at each point (sensing.py)
     by_point: _Quadrature    # the same with cell = point index (the compiled kernel's output rows)
-    GT: np.ndarray           # (5·M, slots) G per point, one row per point (rows gathered per footprint)
+    GT: np.ndarray           # (5·M, slots) the taxel influence G[k, j, x] of a load at each point
+                             # (sensing.py), one row per point (rows gathered per footprint); the
+                             # (5, slots, M) layout is not kept (4 MB that only the tests read)
     area_flat: np.ndarray    # (5·M,) quad.area flattened
     inv_area_flat: np.ndarray  # (5·M,) inv_area flattened
     normal_flat: np.ndarray  # (5·M, 3) normal flattened
