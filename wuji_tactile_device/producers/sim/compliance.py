@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import mujoco
 import numpy as np
@@ -136,10 +137,13 @@ def log_slope(r: float, solimp: Sequence[float]) -> float:
     return 1.0 + x * dy * (dmax - d0) * (2.0 / d + 1.0 / (1.0 - d))
 
 
+@lru_cache(maxsize=256)  # a pure function of its three floats; the pairs of one shape share it
 def pad_solimp(exponent: float, indentation: float, thickness: float = LAYER_THICKNESS) -> tuple[float, ...]:
     """solimp (`D_FIRST_TOUCH`, `D_MAX`, thickness, `MIDPOINT`, p) whose power p gives MuJoCo's
     static law the layer's log-slope `exponent` at penetration `indentation` [m]
-    (`log_slope` = exponent; the smallest such p)."""
+    (`log_slope` = exponent; the smallest such p). Memoised: ≈ 650 scalar evaluations of
+    `log_slope` (14 ms), which every pad pair of a scene repeated (25 in `press`: 0.35 s of its
+    start)."""
     if not 0.0 < indentation < thickness:
         raise ValueError(f"compliance: reference indentation {indentation} m is not inside the layer (0, {thickness}) m")
 
