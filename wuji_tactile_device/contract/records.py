@@ -16,17 +16,17 @@ alignment, required fields present) — structure, not the identifier, decides.
 """
 from __future__ import annotations
 
-import importlib.util
 import struct
 from functools import lru_cache, cache
 from importlib import resources
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import flatbuffers
 import numpy as np
 
 from ..errors import DataLayoutError, InvalidMessageError
 from . import flatbuf
+from .extensions import load_extension
 from .naming import (DATA_FILE_IDENTIFIER, DATA_RECORD_FILE_IDENTIFIER, METADATA_FILE_IDENTIFIER,
                      METADATA_RECORD_FILE_IDENTIFIER, RECORD_FILE_IDENTIFIER, RECORD_ROOT, Stream)
 
@@ -76,18 +76,11 @@ class TactileRecord(NamedTuple):
 _TIMESTAMP = struct.Struct("<qqq")
 _new_tuple = tuple.__new__  # builds a NamedTuple without its Python-level __new__ (hot paths)
 _isfinite = np.isfinite
-# The compiled run check, built at install (setup.py; optional: needs a C compiler). Not built:
-# `ForceRecordCodec.check_events` joins and checks with numpy (the same records pass). Built but
-# not loadable: the import error shows.
-if importlib.util.find_spec(f"{__package__}._record_check") is not None:
-    from . import _record_check as _native
-else:
-    _native = None  # type: ignore[assignment]
 #: The compiled check's calling convention this module speaks (`RECORD_CHECK_ABI` in record_check.c).
 NATIVE_ABI = 1
-if _native is not None and getattr(_native, "ABI", None) != NATIVE_ABI:
-    raise ImportError(f"{_native.__file__}: a stale build of the compiled run check (ABI "
-                      f"{getattr(_native, 'ABI', None)}, this package needs {NATIVE_ABI}): rebuild it with `pip install -e .`")
+# The compiled run check, built at install (setup.py; optional: needs a C compiler). Not built:
+# `ForceRecordCodec.check_events` joins and checks with numpy (the same records pass).
+_native: Any = load_extension(f"{__package__}._record_check", NATIVE_ABI, "the compiled run check")
 #: Whether the compiled run check (`ForceRecordCodec.check_events`) is in this install.
 NATIVE_AVAILABLE = _native is not None
 _CONTRACT_IDENTIFIERS = frozenset((DATA_FILE_IDENTIFIER, DATA_RECORD_FILE_IDENTIFIER, METADATA_FILE_IDENTIFIER,

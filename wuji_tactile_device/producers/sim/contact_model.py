@@ -30,29 +30,23 @@ A_c = 2π√(R₁R₂)·δ and F_n = K·π√(R₁R₂)·δ², i.e. A_c = 2·√
 """
 from __future__ import annotations
 
-import importlib.util
 from functools import lru_cache
 from typing import Any, NamedTuple
 
 import mujoco
 import numpy as np
 
+from ...contract.extensions import load_extension
 from ...errors import ProducerError
 from . import contact_kernel
 from .sensing import QUAD_MIN_NORMAL, influence, influence_tables, rim_points
 from .taxels import IMAGE_SHAPE, PadTaxels
 
-# The compiled read, built at install (setup.py; optional: needs a C compiler).
-# Not built: the numpy path reads the same forces. Built but not loadable: the import error shows.
-if importlib.util.find_spec(f"{__package__}._contact_read") is not None:
-    from . import _contact_read as _native
-else:
-    _native = None  # type: ignore[assignment]
 #: The compiled read's calling convention this module speaks (`CONTACT_READ_ABI` in contact_read.c).
 NATIVE_ABI = 3
-if _native is not None and getattr(_native, "ABI", None) != NATIVE_ABI:
-    raise ImportError(f"{_native.__file__}: a stale build of the compiled contact read (ABI "
-                      f"{getattr(_native, 'ABI', None)}, this package needs {NATIVE_ABI}): rebuild it with `pip install -e .`")
+# The compiled read, built at install (setup.py; optional: needs a C compiler).
+# Not built: the numpy path reads the same forces.
+_native: Any = load_extension(f"{__package__}._contact_read", NATIVE_ABI, "the compiled contact read")
 #: Whether the compiled read (`backend="native"`, the default when built) is in this install.
 NATIVE_AVAILABLE = _native is not None
 BACKENDS = ("native", "numpy", "numba")
