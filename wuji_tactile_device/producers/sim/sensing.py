@@ -204,7 +204,8 @@ def influence(pad: PadTaxels, load_points: np.ndarray, *, sensing_step: int = 1,
 
 
 class InfluenceTables(NamedTuple):
-    """The precomputed influence of the load quadrature's points (float64, read-only)."""
+    """The precomputed influence of the load quadrature's points (read-only; see `influence_tables`
+    for the dtypes)."""
 
     pixels: np.ndarray       # (5, slots, 48·32) loads at the image grid's pixels (0 at invalid ones)
     rim_fine: tuple[np.ndarray, ...]    # per pad (slots, R) loads at `rim_points(pad, 1)`
@@ -244,7 +245,9 @@ INFLUENCE_FILE = Path(__file__).with_name("taxel_influence.npz")
 
 @lru_cache(maxsize=1)
 def influence_tables() -> InfluenceTables:
-    """`compute_influence()` from `INFLUENCE_FILE`, float64, read-only."""
+    """`compute_influence()` from `INFLUENCE_FILE`, read-only: the pixels' table float64 (the images
+    multiply it every frame), the rim tables float32 as stored (copied into the read's float64
+    tables when a model is built: the same values, without a float64 copy held by this cache)."""
     try:
         with np.load(INFLUENCE_FILE) as f:
             depth = float(f["depth"])
@@ -253,8 +256,9 @@ def influence_tables() -> InfluenceTables:
                                     "for this rim); rebuild it: python -m wuji_tactile_device.producers.sim.sensing")
             pix = f["influence"].astype(np.float64)
             counts_f, counts_c = f["rim_fine_count"], f["rim_coarse_count"]
-            fine = tuple(f["rim_fine"][k, :, :int(counts_f[k])].astype(np.float64) for k in range(5))
-            coarse = tuple(f["rim_coarse"][k, :, :int(counts_c[k])].astype(np.float64) for k in range(5))
+            rim_f, rim_c = f["rim_fine"], f["rim_coarse"]
+            fine = tuple(rim_f[k, :, :int(counts_f[k])] for k in range(5))
+            coarse = tuple(rim_c[k, :, :int(counts_c[k])] for k in range(5))
     except FileNotFoundError:
         raise ProducerError(f"sim: the taxel influence file {str(INFLUENCE_FILE)!r} is missing "
                             "(reinstall, or rebuild it: python -m wuji_tactile_device.producers.sim.sensing)") from None
