@@ -19,6 +19,8 @@ from __future__ import annotations
 import struct
 from functools import lru_cache, cache
 from importlib import resources
+from itertools import repeat
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 import flatbuffers
@@ -349,19 +351,18 @@ class ForceRecordCodec:
         # Batches view the joined payloads as rows of float32: needs 4-byte aligned rows and forces.
         self._batchable = self.size % 4 == 0 and self._forces % 4 == 0
         self._middle_at = self._ts + 24
-        # `check_run`: the record as 4-byte words; the structural ones (all but the timestamp's and
-        # the forces') are gathered from every record of a run and compared with the layout's.
+        # The structural byte ranges (offset, length): all but the timestamp's and the forces'.
+        # `check_events` (compiled) compares them per record as int64 pairs; `check_run` (numpy)
+        # gathers the same ranges as 4-byte words from every record of a run.
         self._runnable = self._batchable and self._ts % 4 == 0
-        if self._runnable:
-            words = np.arange(self.size // 4)
-            variable = ((words >= self._ts // 4) & (words < self._middle_at // 4)) | (
-                (words >= self._forces // 4) & (words < self._tail_start // 4))
-            self._structure_words = words[~variable]
-            self._structure = np.frombuffer(layout.template, np.uint32)[self._structure_words].tobytes()
-        # `check_events` (compiled): the structural byte ranges as int64 (offset, length) pairs.
         self._template = layout.template
-        self._spans = np.array([(0, self._ts), (self._middle_at, self._forces - self._middle_at),
-                                (self._tail_start, len(layout.tail))], np.int64).tobytes()
+        self._values = 3 * num_taxels
+        spans = np.array([(0, self._ts), (self._middle_at, self._forces - self._middle_at),
+                          (self._tail_start, len(layout.tail))], np.int64)
+        self._spans = spans.tobytes()
+        if self._runnable:
+            self._structure_words = np.concatenate([np.arange(o // 4, (o + n) // 4) for o, n in spans.tolist()])
+            self._structure = np.frombuffer(layout.template, np.uint32)[self._structure_words].tobytes()
 
     def encode(self, forces: np.ndarray, available_ns: int, sample_ns: int, device_ns: int) -> bytes:
         """The record of `forces` (C-contiguous `(N, 3)` float32 [N]) and its timestamp [ns];
@@ -431,7 +432,7 @@ class ForceRecordCodec:
             return None
         if _native is not None:
             if not _native.check_run(events, start, count, item, self.size, self._template, self._spans,
-                                     self._forces, 3 * self.num_taxels):
+                                     self._forces, self._values):
                 return None
             n = self.num_taxels
             return np.ndarray((n, 3), np.float32, events[start + count - 1][item], self._forces)
@@ -439,8 +440,14 @@ class ForceRecordCodec:
             raise ValueError(f"check_run: records {start}..{start + count} outside the {len(events)} events")
         if item < 0:
             raise ValueError(f"check_run: item {item} is not an index of the events' tuples")
-        payloads = [e[item] for e in events[start : start + count] if isinstance(e, tuple) and len(e) > item]
-        if list(map(type, payloads)).count(bytes) != count:  # the compiled check's rule: tuples of bytes
+        chunk = events[start : start + count]  # the compiled check's rule: tuples whose item `item` is bytes
+        if not all(map(isinstance, chunk, repeat(tuple))):
+            return None
+        try:
+            payloads = list(map(itemgetter(item), chunk))
+        except IndexError:  # a tuple too short
+            return None
+        if list(map(type, payloads)).count(bytes) != count:
             return None
         forces = self.check_run(b"".join(payloads), count)
         return None if forces is None else forces[-1]
