@@ -188,3 +188,36 @@ def edge_sweep(angles=EDGE_ANGLES, force=0.5, radius=0.010, *, backend=None):
         peak = float(normal.max())
         rows.append((sensed, peak / force, int(np.sum(normal > 0.05 * peak)) if peak > 0 else 0, kept, err))
     return np.array(rows, dtype=np.float64)
+
+
+def unrolled(points):
+    """Points on the distal capsule's cylinder (N, 3) [m, distal frame] → (arc length around the
+    finger from the palm direction, z) (N, 2) [m]: the cylinder's isometric map to the plane."""
+    r = pad_taxels("right")[INDEX].geometry.radius
+    return np.stack([r * np.arctan2(points[:, 0], points[:, 1]), points[:, 2]], axis=1)
+
+
+def field_area_and_m2(y, fy, ay):
+    """The continuous sensing-plane field's area above 5 % of its peak pressure [m²] and its second
+    moment on the unrolled surface [m²]."""
+    p = fy / ay
+    return float(ay[p > 0.05 * p.max()].sum()), second_moment(unrolled(y), fy)
+
+
+def square_cells(y, fy, pitch, offset=(0.0, 0.0)):
+    """An ideal array of square taxels of side `pitch` [m] tiling the unrolled surface (shifted by
+    `offset` [m]), each reading the whole field on its cell: (cells above 5 % of the peak cell,
+    second moment of the cell loads about their centroid, cells at their centres [m²])."""
+    ij = np.floor((unrolled(y) - np.asarray(offset)) / pitch).astype(np.int64)
+    cells, owner = np.unique(ij, axis=0, return_inverse=True)
+    load = np.bincount(owner.ravel(), fy)
+    centres = (cells + 0.5) * pitch + np.asarray(offset)
+    return int(np.sum(load > 0.05 * load.max())), second_moment(centres, load)
+
+
+def voronoi_taxels(y, fy):
+    """(34,) the field's load [N] on each index taxel's Voronoi cell (every sensing-plane point
+    to its nearest taxel): an ideal sensor on the hardware's own layout."""
+    pos = pad_taxels("right")[INDEX].positions
+    nearest = ((y[:, None, :] - pos[None, :, :]) ** 2).sum(axis=2).argmin(axis=1)
+    return np.bincount(nearest, fy, minlength=len(pos))

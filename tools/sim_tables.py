@@ -6,6 +6,7 @@
     python tools/sim_tables.py slip             # the slip scenario's per-taxel cone, stuck fraction, slip speed
     python tools/sim_tables.py cone             # every scenario: worst per-taxel cone excess, frames past 1 mN
     python tools/sim_tables.py edge             # a sphere moved around the finger: the roll-off at the pad edge
+    python tools/sim_tables.py pitch            # the footprint slopes an ideal sensor reads vs its taxel pitch
 
 Not part of the package: a measuring script over `wuji_tactile_device.producers.sim`.
 """
@@ -334,9 +335,59 @@ def edge_table() -> None:
           f"the taxels read {rows[cut, 0]:.3f} of it; max |taxels + unsensed − F| = {rows[:, 4].max():.1e} N")
 
 
+PITCHES = (4.0e-3, 3.5e-3, 2.5e-3, 1.5e-3, 1.0e-3, 0.5e-3)
+SHIFTS = 4  # positions per axis of an ideal array over one pitch (SHIFTS² placements)
+
+
+def pitch_table() -> None:
+    """The footprint criterion's slopes (taxels above 5 % of the peak, second moment m2) as an
+    ideal sensor reads the model's own continuous sensing-plane field: square taxels of side
+    `PITCHES` tiling the unrolled pad, each integrating the whole field on its cell, over SHIFTS²
+    placements of the array; and on the hardware's layout (every sensing-plane point to its
+    nearest taxel) against the published taxels. Ratios: slope / the continuous field's slope
+    (area above 5 % of its peak pressure, m2)."""
+    cmh, sh = _helpers()
+    from wuji_tactile_device.producers.sim.taxels import pad_taxels
+    pos = pad_taxels(SIDE)[cmh.INDEX].positions
+    print("| case | pitch [mm] | count ratio, mean over placements | per placement | "
+          "m2 ratio, mean over placements | per placement |")
+    print("|---|---:|---:|---|---:|---|")
+    layout = []
+    for kind, radius in CASES:
+        sim, g = cmh.object_on_index_pad(kind, radius=radius)
+        fields, published = [], []
+        for F in LOADS:
+            fields.append(sh.continuous_field(sh.index_taxels(sim, g, F)[1]))
+            published.append(sh.published_taxels(sim, g, F))
+        area, m2 = np.array([sh.field_area_and_m2(*f) for f in fields]).T
+        s_area, s_m2 = sh.slope(LOADS, area), sh.slope(LOADS, m2)
+        name = f"{kind} R {radius * 1e3:g} mm"
+        for pitch in PITCHES:
+            shifts = [(a * pitch / SHIFTS, b * pitch / SHIFTS) for a in range(SHIFTS) for b in range(SHIFTS)]
+            st = np.array([[sh.square_cells(y, fy, pitch, o) for o in shifts] for y, fy, _ in fields])  # (L, S, 2)
+            rc = np.array([sh.slope(LOADS, st[:, k, 0]) for k in range(len(shifts))]) / s_area
+            rm = np.array([sh.slope(LOADS, st[:, k, 1]) for k in range(len(shifts))]) / s_m2
+            print(f"| {name} | {pitch * 1e3:g} | {sh.slope(LOADS, st[:, :, 0].mean(axis=1)) / s_area:.2f} | "
+                  f"{rc.min():.2f}–{rc.max():.2f} | {sh.slope(LOADS, st[:, :, 1].mean(axis=1)) / s_m2:.2f} | "
+                  f"{rm.min():.2f}–{rm.max():.2f} |")
+        vor = [sh.voronoi_taxels(y, fy) for y, fy, _ in fields]
+        stats = [[(int(np.sum(t > 0.05 * t.max())), sh.second_moment(pos, np.maximum(t, 0))) for t in ts]
+                 for ts in (vor, published)]
+        (cv, mv), (cp, mp) = (np.array(x).T for x in stats)
+        layout.append((name, cv, cp, sh.slope(LOADS, cv) / s_area, sh.slope(LOADS, cp) / s_area,
+                       sh.slope(LOADS, mv) / s_m2, sh.slope(LOADS, mp) / s_m2))
+    print()
+    print("| case | taxels > 5 %: ideal on the layout / published | count ratio ideal / published | "
+          "m2 ratio ideal / published |")
+    print("|---|---|---:|---:|")
+    for name, cv, cp, rcv, rcp, rmv, rmp in layout:
+        print(f"| {name} | {' '.join(str(int(c)) for c in cv)} / {' '.join(str(int(c)) for c in cp)} | "
+              f"{rcv:.2f} / {rcp:.2f} | {rmv:.2f} / {rmp:.2f} |")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("table", choices=["penetration", "footprint", "continuity", "slip", "cone", "edge"])
+    ap.add_argument("table", choices=["penetration", "footprint", "continuity", "slip", "cone", "edge", "pitch"])
     ap.add_argument("--figures", help="directory for the taxel-map PNGs (footprint)")
     a = ap.parse_args(argv)
     if a.table == "penetration":
@@ -349,6 +400,8 @@ def main(argv: list[str] | None = None) -> int:
         edge_table()
     elif a.table == "cone":
         cone_table()
+    elif a.table == "pitch":
+        pitch_table()
     else:
         slip_table()
     return 0
