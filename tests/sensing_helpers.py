@@ -80,12 +80,13 @@ def taxel_floor(sim, geom, force):
     """The published index taxels' normal loads (34,) [N] for a pure normal load `force` (the
     producer's path, 1 mm grid) and the load-weighted point-load floor [m²] of their second
     moment: a load P_x at surface point x reaches the taxels as G[:, x]·P_x, whose own centroid
-    is c(x) = Σ_j G[j, x]·y_j and spread s(x) = Σ_j G[j, x]·|y_j − c(x)|² (Σ_j G[j, x] = 1), so
-    for the taxel loads N = G·P exactly (law of total variance)
-        m2(N) = Σ_x P_x·s(x) / Σ P  +  Var_P(c(x)):
+    is c(x) = Σ_j G[j, x]·y_j and spread s(x) = Σ_j G[j, x]·|y_j − c(x)|² (G's columns normalised
+    to 1; the load reaching the taxels is W_x = P_x·(x's sensed share)), so for the taxel loads
+    N = G·W exactly (law of total variance)
+        m2(N) = Σ_x W_x·s(x) / Σ W  +  Var_W(c(x)):
     the first term is the floor (what the kernel and the taxel cells add, load-weighted over the
     footprint, not one point's), the second the footprint's spread as the taxels map it.
-    Returns (published loads, floor [m²], Var_P(c) [m²], N = G·P (34,) [N]: the taxels' normal
+    Returns (published loads, floor [m²], Var_W(c) [m²], N = G·W (34,) [N]: the taxels' normal
     loads before the pad's remainder, s(x) [m²] at the footprint's highest-pressure point: the
     floor of one point load at the contact's place)."""
     dm = sim.contacts.distributed
@@ -94,16 +95,18 @@ def taxel_floor(sim, geom, force):
     r = dm.taxel_readings(t).reshape(5, -1, 3)[INDEX, :34]
     published = -(r * dm._slot_normals[INDEX, :34]).sum(axis=1)
     G = t.grid.GT.take(t.flat[0], axis=0)[:, :34]                         # (K, 34) per footprint point
-    G = G / G.sum(axis=1, keepdims=True)
+    sensed = G.sum(axis=1)                                                 # s(x): the share reaching the taxels
+    G = G / sensed[:, None]
     y = sim.contacts.pads[INDEX].positions                                # (34, 3) taxel positions
     c = G @ y                                                              # (K, 3) centroid per point
     spread = (G * ((y[None, :, :] - c[:, None, :]) ** 2).sum(axis=2)).sum(axis=1)
     P = t.Pn[0]
-    floor = float(P @ spread / P.sum())
-    cbar = (P @ c) / P.sum()
-    var = float(P @ ((c - cbar) ** 2).sum(axis=1) / P.sum())
+    W = P * sensed                                                         # the load that reaches the taxels
+    floor = float(W @ spread / W.sum())
+    cbar = (W @ c) / W.sum()
+    var = float(W @ ((c - cbar) ** 2).sum(axis=1) / W.sum())
     peak = int(np.argmax(P * t.grid.inv_area_flat.take(t.flat[0])))
-    return published, floor, var, P @ G, float(spread[peak])
+    return published, floor, var, W @ G, float(spread[peak])
 
 
 def field_floor(pixel_load, step=2):
@@ -140,9 +143,10 @@ def fine_taxels(sim, geom, force, load_step=4, sensing_step=1):
 EDGE_ANGLES = np.arange(0, 121)          # [deg] around the index finger from the pad normal
 
 
-def edge_sweep(angles=EDGE_ANGLES, force=0.5, radius=0.010, *, backend=None):
+def edge_sweep(angles=EDGE_ANGLES, force=0.5, radius=0.010, *, backend=None, z=None):
     """A sphere (`radius`) pressed with `force` [N] along its contact normal at angle θ around
-    the index finger (from the pad normal toward distal +x, at z = CONTACT_Z), read as the
+    the index finger (from the pad normal toward distal +x, at z = CONTACT_Z, or at each of `z`
+    (one per angle) [m, distal frame]: along the finger past the pad's proximal edge), read as the
     producer reads it without images (`solve` → `pad_readings`, the 1 mm grid). Per angle:
     (sensed share Σ taxels·n̂ / F, largest taxel share |f_j|·… / F, taxels above 5 % of the
     peak, whether the active-pad mask keeps the contact, max |taxels + unsensed − F| [N]);
@@ -159,11 +163,12 @@ def edge_sweep(angles=EDGE_ANGLES, force=0.5, radius=0.010, *, backend=None):
     R = sim.data.xmat[sim.contacts.distal_bodies[INDEX]].reshape(3, 3)
     o = sim.data.xpos[sim.contacts.distal_bodies[INDEX]]
     rows = []
-    for deg in angles:
+    zs = np.full(len(angles), CONTACT_Z) if z is None else np.asarray(z, dtype=np.float64)
+    for deg, zk in zip(angles, zs, strict=True):
         th = np.radians(deg)
         n_out = np.array([np.sin(th), geo.pad_side * np.cos(th), 0.0])        # pad's outward normal
         local = n_out * (geo.radius + radius)
-        local[2] = CONTACT_Z
+        local[2] = zk
         sim.data.geom_xpos[g] = o + R @ local
         f = -force * n_out[None, :]                                            # ON the pad
         p, gg, fn = np.array([INDEX]), np.array([g]), np.array([force])
@@ -180,7 +185,7 @@ def edge_sweep(angles=EDGE_ANGLES, force=0.5, radius=0.010, *, backend=None):
         # side, contact normal · that taxel's normal ≥ MIN_NORMAL_ALIGNMENT
         from wuji_tactile_device.producers.sim.contact_forces import FRONT_MARGIN, MIN_NORMAL_ALIGNMENT
         q = n_out * geo.radius
-        q[2] = CONTACT_Z
+        q[2] = zk
         d2 = ((pad.positions - q) ** 2).sum(axis=1)
         j = int(d2.argmin())
         kept = bool(d2[j] <= pad.active_radius ** 2 and geo.pad_side * q[1] > -FRONT_MARGIN

@@ -40,9 +40,10 @@ def test_footprints_grow_with_load(kind):
 def test_flat_plate_at_half_a_newton_spreads_over_taxels_along_the_finger():
     sim, g = object_on_index_pad("plate")
     loads = taxel_loads(sim, g, 0.5)
-    # pure normal load, one pad: the 13 × 17 mm face reaches the pad's sides, where 4–5 % of its
-    # load lands beyond the sensing area (the edge roll-off); the taxels read the rest
-    assert 0.94 * 0.5 < loads.sum() < 0.5, loads.sum()
+    # pure normal load, one pad: the 13 × 17 mm face reaches the pad's sides and 2.5 mm past its
+    # proximal edge, where 10 % of its load lands beyond the sensing area (the edge roll-off; 4–5 %
+    # before the proximal edge rolled off too); the taxels read the rest
+    assert 0.88 * 0.5 < loads.sum() < 0.92 * 0.5, loads.sum()
     above = int(np.sum(loads > 0.05 * loads.max()))
     assert above >= 6, above                                          # the Gaussian model gives 3-5
     assert loads.max() / loads.sum() < 0.4

@@ -51,6 +51,35 @@ def test_the_compiled_read_rolls_off_the_same(sweep):
     np.testing.assert_allclose(native, sweep, rtol=0, atol=1e-12)
 
 
+#: Contact places along the finger on the pad's midline [m, distal frame]: mid-pad to 0.5 mm
+#: below the distal capsule's cylinder top (z_top = −2 mm); the image grid ends at −6 mm.
+PROXIMAL_Z = np.arange(-12.0, -2.4, 0.25) * 1e-3
+
+
+@pytest.mark.parametrize("backend", ["numpy", "native"])
+def test_the_proximal_edge_rolls_off_too(backend):
+    """A sphere (R 10 mm, 0.5 N) moved along the finger past the pad's proximal edge: the taxels'
+    share falls at every 0.25 mm step from mid-pad (0.99) through the grid's edge (≈ 0.5 at
+    z = −6 mm) to below 0.1 past z = −3 mm, by at most 0.1 of the load per step (the continuity
+    criterion's bound for one taxel; measured 0.062); nothing is lost (taxels + unsensed = the
+    force).
+    Before, the load quadrature ended at the grid's edge and the top taxel row read 0.73–0.81
+    of a contact wholly past it (0.75 at z = −2.5 mm)."""
+    if backend == "native" and not NATIVE_AVAILABLE:
+        pytest.skip("the compiled read was not built in this install")
+    rows = edge_sweep(np.zeros(len(PROXIMAL_Z)), backend=backend, z=PROXIMAL_Z)
+    sensed, largest, _, _, err = rows.T
+    assert np.all(err <= 1e-15)
+    assert sensed[0] > 0.98
+    steps = np.diff(sensed)
+    assert np.all(steps < 0), steps
+    assert np.abs(steps).max() <= 0.1, np.abs(steps).max()
+    at_edge = float(sensed[np.argmin(np.abs(PROXIMAL_Z + 0.006))])
+    assert 0.4 < at_edge < 0.6, at_edge
+    assert np.all(sensed[PROXIMAL_Z >= -0.003] < 0.1), sensed[PROXIMAL_Z >= -0.003]
+    assert largest[-1] < 0.06
+
+
 def _sphere_at(angle_deg: float, depth: float = 0.0003):
     """A static hand with the R 10 mm sphere pressed `depth` [m] into the index finger at
     `angle_deg` around it (as `edge_sweep` places it), after `mj_forward`."""

@@ -110,9 +110,11 @@ def test_pads_sum_to_their_force_and_taxels_stay_in_their_cones(kind, radius, ra
             where = (kind, radius, ratio, pairs, force, fine)
             assert np.abs(r[INDEX].sum(axis=0) + unsensed[INDEX] - total).max() <= 4e-16 * force * 8, where
             assert np.all(r[np.arange(5) != INDEX] == 0) and np.all(unsensed[np.arange(5) != INDEX] == 0), where
-            # contacts mid-pad: the taxels read 95–99 % of the load (the 13 × 17 mm plate's footprint
-            # reaches the pad's sides: 4–5 %), the rest lands beyond the sensing area
-            assert 0.0 < np.linalg.norm(unsensed[INDEX]) < 0.06 * np.linalg.norm(total), where
+            # contacts mid-pad: the taxels read 99 % of the load, the rest lands beyond the sensing
+            # area; the 13 × 17 mm plate reaches the pad's sides and 2.5 mm past its proximal edge
+            # (15.0–18.4 % unsensed; 4–5 % before that edge rolled off too)
+            bound = 0.2 if kind == "plate" else 0.02
+            assert 0.0 < np.linalg.norm(unsensed[INDEX]) < bound * np.linalg.norm(total), where
             excess = _excess(r[INDEX], dm._slot_normals[INDEX], 1.0)
             assert excess.max() <= 1e-12 * force, (where, excess.max())
 

@@ -134,7 +134,8 @@ def rim_points(pad: PadTaxels, step: int = 1) -> tuple[np.ndarray, np.ndarray, n
     points cost per frame like the pixels), the capsule's cross-section beyond that row's pixels
     on both sides, from where their areas end (their summed area over R·Δz, as an arc from the
     palm direction) to `RIM_ANGLE`, in ≈ 1 mm arcs (the pad's sides up to its border, then the
-    rim beyond it). Returns
+    rim beyond it); and past the grid's proximal edge, rows of the same height up to the
+    cylinder's top `z_top` around to ±`RIM_ANGLE`. Returns
     points (R, 3) [m], areas (R,) [m²] (dA = R·dφ·dz on the cylinder and the cap alike) and the
     flat index (R,) of the nearest valid pixel of the row (where the images place the rim's
     load; the pad's nearest valid pixel for rows without one)."""
@@ -175,6 +176,21 @@ def rim_points(pad: PadTaxels, step: int = 1) -> tuple[np.ndarray, np.ndarray, n
             near = row_valid[np.abs(p[:, 0:1] - xr[None, :]).argmin(axis=1)]
             pix.append(r * cols + near)
         else:
+            pix.append(vflat[((p[:, None, :] - vpts[None, :, :]) ** 2).sum(axis=2).argmin(axis=1)])
+    # Past the grid's proximal edge up to the cylinder's top (`z_top`): whole rows, ≈ 1 mm arcs from
+    # the palm direction to ±`RIM_ANGLE` (a footprint reaching past the pad's proximal edge).
+    n_prox = int(np.ceil((g.z_top - z_hi) / dz - 1e-9))
+    if n_prox > 0:
+        dzp = (g.z_top - z_hi) / n_prox
+        n = int(np.ceil(RIM_ANGLE * g.radius / (0.0005 * RIM_STEP)))
+        dphi = RIM_ANGLE / n
+        phi = (np.arange(n) + 0.5) * dphi
+        phi = np.concatenate([phi, -phi])
+        for k in range(n_prox):
+            p = np.stack([g.radius * np.sin(phi), g.pad_side * g.radius * np.cos(phi),
+                          np.full(len(phi), z_hi + (k + 0.5) * dzp)], axis=1)
+            pts.append(p)
+            area.append(np.full(len(phi), g.radius * dphi * dzp))
             pix.append(vflat[((p[:, None, :] - vpts[None, :, :]) ** 2).sum(axis=2).argmin(axis=1)])
     return np.concatenate(pts), np.concatenate(area), np.concatenate(pix).astype(np.int64)
 
