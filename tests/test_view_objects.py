@@ -153,7 +153,7 @@ def free_port() -> int:
 
 def view_command(path: Path, command: str) -> list[str]:
     if command == "view":
-        return [SCRIPT, "view", str(path), "--port", "0", "--duration", "120", "--scene-rate", "60", "--loop"]
+        return [SCRIPT, "view", str(path), "--port", "0", "--duration", "120", "--loop", "--speed", "2"]
     if command == "replay":
         return [SCRIPT, "replay", str(path), "--foxglove", "--foxglove-port", "0"]
     return [SCRIPT, "replay", str(path), "--publish", "--foxglove", "--foxglove-port", "0",
@@ -189,7 +189,7 @@ def test_a_view_of_the_recording_draws_its_objects_where_its_scene_did(marked, c
     (the latest recorded scene at or before the served scene's time): same entities, names,
     primitives, poses and sizes, at the poses of the right scene (`marked`)."""
     path, recorded = marked
-    scenes, err, _ = serve_scenes(view_command(path, command), want=120)
+    scenes, err, _ = serve_scenes(view_command(path, command), want=150)  # view: 5 s of a 3 s file (a --loop pass)
     assert "Traceback" not in err, err
     assert len(scenes) >= 40, err
     positions = []
@@ -201,6 +201,9 @@ def test_a_view_of_the_recording_draws_its_objects_where_its_scene_did(marked, c
         assert [_stamp(e) for e in got] == [t] * len(got)  # stamped as the scene that carries them
         positions.append([got[0]["cubes"][0]["pose"]["position"][c] for c in "xyz"])
     assert len(got) == len(PLATES)
+    if command == "view":  # a second pass: the scene cursor started over
+        stamps = [_stamp(scene["entities"][0]) for scene in scenes]
+        assert (np.diff(stamps) < 0).any(), "the scenes must span a --loop restart"
     moved = np.linalg.norm(np.array(positions) - positions[0], axis=1).max()
     assert moved > 0.02, "the scenes checked must span many recorded scenes"
 
