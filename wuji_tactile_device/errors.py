@@ -76,6 +76,12 @@ class CorruptChunkError(RecordingError):
         self.end_ns = end_ns
 
 
+class RecordedSceneError(RecordingError):
+    """A recording's scene topic (`<collection>/view/scene`) holds a message a view of the file
+    cannot read: the message names the file, the topic, the message and the rule it breaks.
+    Ends a view of that file (the file's own content, not another process's message)."""
+
+
 class RecordingWarning(UserWarning):
     """A recording was readable only in part (e.g. truncated by a crash); the message says how
     much was lost."""

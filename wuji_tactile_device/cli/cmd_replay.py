@@ -159,15 +159,36 @@ def _open_view(args, replay, trackers):
         return None
     from ..integrations.foxglove_live import RecordedHands, attach_with_hands, recorded_pose_source
     from ..integrations.foxglove_view import DEFAULT_FORCE_RANGE_N, FoxgloveView
+    from ..integrations.scene_objects import RecordedObjects, recorded_object_source
 
     hands = RecordedHands.open(args.input)
-    view = FoxgloveView([t.collection_id for t in trackers], host=args.foxglove_host, port=args.foxglove_port,
-                        force_range_n=args.foxglove_range or DEFAULT_FORCE_RANGE_N)
-    attach_with_hands(view, trackers, None if hands is None else recorded_pose_source(hands))
-    print(f"foxglove: serving {', '.join(t.collection_id for t in trackers)} on ws://{args.foxglove_host}:{view.port}"
-          f"{' with the recorded hand poses' if hands else ' (bind pose: the file has no hand channels)'}",
-          file=sys.stderr, flush=True)
-    return view
+    collections = [t.collection_id for t in trackers]
+    objects = RecordedObjects.open(args.input, collections)
+    try:
+        view = FoxgloveView(collections, host=args.foxglove_host, port=args.foxglove_port,
+                            force_range_n=args.foxglove_range or DEFAULT_FORCE_RANGE_N)
+    except BaseException:
+        if objects is not None:
+            objects.close()
+        raise
+    attach_with_hands(view, trackers, None if hands is None else recorded_pose_source(hands),
+                      None if objects is None else recorded_object_source(objects))
+    print(f"foxglove: serving {', '.join(collections)} on ws://{args.foxglove_host}:{view.port}"
+          f"{' with the recorded hand poses' if hands else ' (bind pose: the file has no hand channels)'}"
+          f"{' and the objects of its scene' if objects is not None else ''}", file=sys.stderr, flush=True)
+    return _ViewOfFile(view, objects)
+
+
+class _ViewOfFile:
+    """The `--foxglove` view of a printed replay and the recording's objects it reads: closed together."""
+
+    def __init__(self, view, objects):
+        self.view, self.objects = view, objects
+
+    def close(self) -> None:
+        self.view.close()
+        if self.objects is not None:
+            self.objects.close()
 
 
 def _publish(replay, args) -> int:
@@ -176,19 +197,26 @@ def _publish(replay, args) -> int:
     layout republished every second for late joiners."""
     from ..producers.replay import ReplayProducer
 
-    transport = open_zenoh(args)
-    try:
-        producers = ReplayProducer.for_collections(replay, replay.collections)
-    except BaseException:
-        transport.close()
-        raise
-    hands = None
-    if args.foxglove:
+    hands = objects = None
+    if args.foxglove:  # the view: the recorded hand, and each frame carries the objects its recorded scene drew
         from ..integrations.foxglove_live import RecordedHands
+        from ..integrations.scene_objects import RecordedObjects
 
         hands = RecordedHands.open(args.input)
-    runs = run_producers(producers, args, transport=transport, desc=f"replay {Path(args.input).name}",
-                         foxglove_hands=hands)
+        objects = RecordedObjects.open(args.input, replay.collections)
+    try:
+        transport = open_zenoh(args)
+        try:
+            producers = ReplayProducer.for_collections(replay, replay.collections,
+                                                       objects=None if objects is None else objects.extra)
+        except BaseException:
+            transport.close()
+            raise
+        runs = run_producers(producers, args, transport=transport, desc=f"replay {Path(args.input).name}",
+                             foxglove_hands=hands)
+    finally:
+        if objects is not None:
+            objects.close()
     for p in producers:
         if p.tracker.summary():
             args.console.warning(f"{replay.path}: {p.tracker.summary()}")

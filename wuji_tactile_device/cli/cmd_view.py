@@ -6,7 +6,10 @@
 Starts a Foxglove WebSocket server (loopback by default) and publishes what
 `integrations.foxglove_view.FoxgloveView` documents: the contract channels, the taxel scene, the
 pad resultants. A recording with hand channels (Isaac Teleop's `core.HandPoseRecord`, as every
-`sim --record` writes) places the taxels on the recorded hand; otherwise the bind pose. Runs until Ctrl-C (or `--duration`); a file's last frame stays on view after its end.
+`sim --record` writes) places the taxels on the recorded hand; otherwise the bind pose. The
+objects (pressed plates, held objects) are those the recording's own scene topic drew at each
+frame (`integrations.scene_objects`). Runs until Ctrl-C (or `--duration`); a file's last frame
+stays on view after its end.
 """
 from __future__ import annotations
 
@@ -65,10 +68,11 @@ def run(args: argparse.Namespace) -> int:
         raise TactileError(f"{args.save} already exists (use --overwrite to replace it)")
     from ..integrations.foxglove_live import RecordedHands, attach_with_hands, recorded_pose_source
     from ..integrations.foxglove_view import DEFAULT_FORCE_RANGE_N, FoxgloveView
+    from ..integrations.scene_objects import RecordedObjects, recorded_object_source
     from ..streams.tracker import TactileTracker
 
     source = _open_source(args)
-    view = guard = None
+    view = guard = objects = None
     trackers = []
     try:
         collections = list(source.collections) if args.input else (args.collection or ["tactile/right"])
@@ -81,11 +85,15 @@ def run(args: argparse.Namespace) -> int:
         for cid in collections:  # a faulty frame (a peer's, a file's) is counted and skipped, not fatal
             trackers.append(TactileTracker(cid, source, error_policy="drop"))
         hands = RecordedHands.open(args.input) if args.input else None
-        guard = attach_with_hands(view, trackers, None if hands is None else recorded_pose_source(hands))
+        objects = RecordedObjects.open(args.input, collections) if args.input else None
+        guard = attach_with_hands(view, trackers, None if hands is None else recorded_pose_source(hands),
+                                  None if objects is None else recorded_object_source(objects))
         what = args.input or "Zenoh"
         if args.input:
             what += (f" on its recorded hand poses ({hands.name}/left_hand, {hands.name}/right_hand)" if hands
                      else " (bind pose: the file has no hand channels)")
+            if objects is not None:
+                what += f", with the objects of its scene ({', '.join(f'{c}/view/scene' for c in objects.collections)})"
         args.console.line("", f"serving {', '.join(collections)} from {what} on ws://{args.host}:{view.port} "
                               "(Foxglove: Open connection → Foxglove WebSocket); Ctrl-C to stop")
         _loop(args, source, trackers, guard)
@@ -94,6 +102,8 @@ def run(args: argparse.Namespace) -> int:
             tracker.close()
         if view is not None:
             view.close()
+        if objects is not None:
+            objects.close()
         source.close()
     for tracker in trackers:
         c = tracker.counters

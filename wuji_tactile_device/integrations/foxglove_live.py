@@ -27,9 +27,9 @@ from ..contract.geometry import rebase_to_root
 from ..recording.hand_channels import decode_hand_message, is_hand_channel
 from ..contract.joints import HandJoint
 from ..contract.metadata import TactileMetadata
-from ..errors import RecordingError, TactileError
+from ..errors import RecordedSceneError, RecordingError, TactileError
 from ..producers.base import EXTRA_FORCE_IMAGES, EXTRA_HAND_JOINT_POSES, EXTRA_OBJECT_GEOMS, Frame, FrameSink
-from .foxglove_scene import ObjectGeoms
+from .foxglove_scene import ObjectGeoms, object_geoms
 from .foxglove_view import FoxgloveView, segment_poses_from_joints
 
 _JOINT_IDS = range(int(HandJoint.NUM_JOINTS))
@@ -121,12 +121,16 @@ class RecordedHands:
 PoseSource = Callable[[str, Any], "np.ndarray | None"]  # (collection_id, tracker frame) -> (26, 7) or None
 
 
+ObjectSource = Callable[[str, Any], "ObjectGeoms | None"]  # (collection_id, tracker frame) -> objects or None
+
+
 class HandPoseFeed:
     """Tracker observer: before the view draws a frame, set its segment poses from
-    `poses_for(collection_id, frame)` (joint poses in any base space; None keeps the last ones)."""
+    `poses_for(collection_id, frame)` (joint poses in any base space; None keeps the last ones)
+    and its objects from `objects_for(collection_id, frame)` (None: none), each when given."""
 
-    def __init__(self, view: FoxgloveView, trackers: Sequence[Any], poses_for: PoseSource,
-                 objects_for: Callable[[str, Any], Any] | None = None):
+    def __init__(self, view: FoxgloveView, trackers: Sequence[Any], poses_for: PoseSource | None,
+                 objects_for: ObjectSource | None = None):
         self._view, self._poses_for, self._objects_for = view, poses_for, objects_for
         self._metadata = {t.collection_id: None for t in trackers}
         self.applied = 0
@@ -135,10 +139,13 @@ class HandPoseFeed:
         self._metadata[collection_id] = record.metadata
 
     def on_data(self, collection_id: str, message: Any, frame: Any) -> None:
-        joints = self._poses_for(collection_id, frame)
+        objects = None
+        if self._objects_for is not None:
+            objects = self._objects_for(collection_id, frame)
+            self._view.set_objects(collection_id, objects)
+        joints = None if self._poses_for is None else self._poses_for(collection_id, frame)
         metadata = self._metadata.get(collection_id)
         if joints is not None and metadata is not None:
-            objects = None if self._objects_for is None else self._objects_for(collection_id, frame)
             self._view.set_hand_pose(collection_id, joints, objects)
             self.applied += 1
 
@@ -197,19 +204,23 @@ class ViewGuard:
             self.skip(str(exc))
 
     def update(self, tracker: Any) -> int:
-        """`tracker.update()`; a `TactileError` it raises is counted and skipped (0 frames)."""
+        """`tracker.update()`; a `TactileError` it raises is counted and skipped (0 frames), except
+        a `RecordedSceneError` (a viewed file's own scene topic), which propagates."""
         try:
             return tracker.update()
+        except RecordedSceneError:
+            raise
         except TactileError as exc:
             self.skip(str(exc))
             return 0
 
 
 def attach_with_hands(view: FoxgloveView, trackers: Sequence[Any], poses_for: PoseSource | None,
-                      objects_for: Callable[[str, Any], Any] | None = None) -> ViewGuard:
+                      objects_for: ObjectSource | None = None) -> ViewGuard:
     """Attach `view` to `trackers` through a `ViewGuard` (returned), with a `HandPoseFeed` ahead
-    of it when `poses_for` is given."""
-    if poses_for is not None:
+    of it when `poses_for` or `objects_for` is given (e.g. a recording's hand channels and its
+    scene's objects: `recorded_pose_source`, `scene_objects.recorded_object_source`)."""
+    if poses_for is not None or objects_for is not None:
         feed = HandPoseFeed(view, trackers, poses_for, objects_for)
         for tracker in trackers:
             tracker.add_observer(feed)
@@ -243,7 +254,9 @@ class FoxgloveSink(FrameSink):
         self.view = FoxgloveView(collections, **view_options)
         self.trackers = []
         self._pending: dict[str, dict[int, np.ndarray]] = {cid: {} for cid in self.view.collections}
-        self._objects: dict[str, tuple[int, Any]] = {}  # collection -> (sample time, ObjectGeoms)
+        # objects a frame carried, by sample time, until the view draws that frame; then the shown ones
+        self._pending_objects: dict[str, dict[int, ObjectGeoms]] = {cid: {} for cid in self.view.collections}
+        self._objects: dict[str, ObjectGeoms] = {}
         self._hands = hands
         self._images_period_ns = int(1e9 / images_rate_hz)
         self._last_images: dict[str, int] = {}
@@ -278,15 +291,22 @@ class FoxgloveSink(FrameSink):
         return joints
 
     def _objects_for(self, collection_id: str, frame: Any):
-        latest = self._objects.get(collection_id)
-        return None if latest is None else latest[1]
+        """The objects of the latest frame published at or before this one (a network transport
+        delivers late: those of later frames wait)."""
+        t = frame.timestamp.sample_time_local_common_clock
+        pending = self._pending_objects[collection_id]
+        for k in [k for k in pending if k <= t]:  # in publishing order: the last one is the latest
+            self._objects[collection_id] = pending.pop(k)
+        return self._objects.get(collection_id)
 
     def frame_published(self, collection_id: str, frame: Frame) -> None:
         extras = frame.extras or {}
-        objects = extras.get(EXTRA_OBJECT_GEOMS)
+        objects = object_geoms(extras.get(EXTRA_OBJECT_GEOMS))  # a producer's, or a replayed file's
         if objects is not None:
-            self._objects[collection_id] = (frame.sample_time_ns, ObjectGeoms(
-                objects["kinds"], objects["sizes"], objects["poses"], objects["names"]))
+            pending_objects = self._pending_objects[collection_id]
+            pending_objects[frame.sample_time_ns] = objects
+            if len(pending_objects) > _MAX_PENDING:  # the view's tracker is not keeping up: forget the oldest
+                del pending_objects[next(iter(pending_objects))]
         joints = extras.get(EXTRA_HAND_JOINT_POSES)
         if joints is not None:
             pending = self._pending[collection_id]

@@ -107,22 +107,40 @@ def segment_poses_from_joints(metadata: TactileMetadata, joint_poses: object,
     return poses[np.asarray(rows, dtype=np.intp)]
 
 
+#: Frames `ObjectGeoms.poses` may be given in: the hand joint poses' base space (a producer's
+#: objects) or the collection's wrist frame (the objects of a recorded scene, drawn as recorded).
+OBJECT_FRAMES = ("base", "wrist")
+
+
 class ObjectGeoms:
     """Objects a producer knows (the simulator's scenario objects), for the scene: `kinds` (K,)
     names from `OBJECT_KINDS`, `sizes` (K, 3) [m] (box: half extents; sphere: radius; cylinder,
     capsule: radius, half length along local z; ellipsoid: semi-axes), `poses` (K, 7) [m, xyzw] in
-    the same base space as the hand's joint poses, `names` (K,)."""
+    `frame`: "base" (default), the same base space as the hand's joint poses, or "wrist", the
+    collection's wrist frame (the objects a recorded scene drew: `scene_objects`), `names` (K,)."""
 
-    __slots__ = ("kinds", "sizes", "poses", "names")
+    __slots__ = ("kinds", "sizes", "poses", "names", "frame")
 
-    def __init__(self, kinds: Sequence[str], sizes: object, poses: object, names: Sequence[str]):
+    def __init__(self, kinds: Sequence[str], sizes: object, poses: object, names: Sequence[str],
+                 frame: str = "base"):
         self.kinds, self.names = tuple(kinds), tuple(names)
         self.sizes = np.asarray(sizes, dtype=np.float64).reshape(-1, 3)
         self.poses = np.asarray(poses, dtype=np.float64).reshape(-1, 7)
+        self.frame = frame
         bad = [k for k in self.kinds if k not in OBJECT_KINDS]
         if bad or not (len(self.kinds) == len(self.names) == len(self.sizes) == len(self.poses)):
             raise ValueError(f"object geoms: kinds {self.kinds} (known: {', '.join(OBJECT_KINDS)}), "
                              f"{len(self.names)} names, sizes {self.sizes.shape}, poses {self.poses.shape} must agree")
+        if frame not in OBJECT_FRAMES:
+            raise ValueError(f"object geoms: frame {frame!r} is not one of {', '.join(OBJECT_FRAMES)}")
+
+
+def object_geoms(extra: Any) -> ObjectGeoms | None:
+    """`Frame.extras[EXTRA_OBJECT_GEOMS]` as `ObjectGeoms`: the dict a producer fills ("kinds",
+    "sizes", "poses", "names", optionally "frame"), or an `ObjectGeoms` as it is; None stays None."""
+    if extra is None or isinstance(extra, ObjectGeoms):
+        return extra
+    return ObjectGeoms(extra["kinds"], extra["sizes"], extra["poses"], extra["names"], extra.get("frame", "base"))
 
 
 def _stamp(ns: int) -> dict:
@@ -478,9 +496,10 @@ class SceneBuilder:
         return _entity(stamp, self.frame, "hand/bones", meta, lines=[line], spheres=joints_drawn)
 
     def _objects(self, stamp: dict, objects: ObjectGeoms, joints: np.ndarray | None) -> list[dict]:
-        """Each object as its primitive at its pose, in the wrist frame."""
+        """Each object as its primitive at its pose, in the wrist frame (objects in the base space
+        moved there by the wrist's pose when the joints are known)."""
         poses = objects.poses
-        if joints is not None:
+        if joints is not None and objects.frame == "base":
             poses = pose_compose(pose_invert(joints[int(HandJoint.WRIST)]), poses)
         colour = _colour((0.35, 0.6, 0.85, 0.45))
         out = []
@@ -530,7 +549,7 @@ class SceneBuilder:
             ("force_sign", "force on the hand by the contact")), cubes=cubes, texts=texts)
 
 
-__all__ = ["SceneBuilder", "ObjectGeoms", "SCENE_UPDATE_SCHEMA", "FRAME_TRANSFORMS_SCHEMA", "RESULTANTS_SCHEMA",
+__all__ = ["SceneBuilder", "ObjectGeoms", "OBJECT_FRAMES", "OBJECT_KINDS", "object_geoms", "SCENE_UPDATE_SCHEMA", "FRAME_TRANSFORMS_SCHEMA", "RESULTANTS_SCHEMA",
            "IMAGE_LABELS_SCHEMA", "IMAGE_MARGIN", "PAD_FRAME_TEXT", "BONES", "image_mosaic", "image_labels",
            "resultants_message", "force_colours", "taxel_diameters", "segment_poses_from_joints",
            "DEFAULT_FORCE_RANGE_N", "DEFAULT_ARROW_M_PER_N", "MESSAGE_ENCODING", "SCHEMA_ENCODING"]

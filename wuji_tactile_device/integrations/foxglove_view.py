@@ -220,6 +220,11 @@ class FoxgloveView:
             hand.segment_poses = None if hand.builder is None else hand.builder.segment_poses(joints)
         hand.positions = None
 
+    def set_objects(self, collection_id: str, objects: ObjectGeoms | None) -> None:
+        """The objects of the next scene (None: none), in the hand joint poses' base space or in
+        the wrist frame (`ObjectGeoms.frame`); the hand's pose stays as set."""
+        self._hand(collection_id).objects = objects
+
     def on_metadata(self, collection_id: str, message: Any, record: MetadataRecord) -> None:
         """Tracker observer: a confirmed layout. Publishes the record and the static scene parts."""
         hand = self._hand(collection_id)

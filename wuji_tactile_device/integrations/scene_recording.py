@@ -32,7 +32,7 @@ from ..contract.pads import pad_resultants
 from ..producers.base import (EXTRA_FORCE_IMAGES, EXTRA_HAND_JOINT_POSES, EXTRA_HAND_POSES, EXTRA_OBJECT_GEOMS, Frame,
                               FrameSink)
 from .foxglove_scene import (DEFAULT_FORCE_RANGE_N, FRAME_TRANSFORMS_SCHEMA, MESSAGE_ENCODING, PAD_FRAME_TEXT,
-                             RESULTANTS_SCHEMA, SCENE_UPDATE_SCHEMA, SCHEMA_ENCODING, ObjectGeoms, SceneBuilder,
+                             RESULTANTS_SCHEMA, SCENE_UPDATE_SCHEMA, SCHEMA_ENCODING, SceneBuilder, object_geoms,
                              IMAGE_LABELS_SCHEMA, image_labels, image_mosaic, resultants_message)
 
 RAW_IMAGE_SCHEMA = {
@@ -47,9 +47,6 @@ RAW_IMAGE_SCHEMA = {
         "data": {"type": "string", "contentEncoding": "base64"},
     },
 }
-def _objects(extra: Any) -> ObjectGeoms | None:
-    return None if extra is None else ObjectGeoms(extra["kinds"], extra["sizes"], extra["poses"], extra["names"])
-
 
 @dataclass
 class ViewCounters:
@@ -130,7 +127,7 @@ class ViewRecording(FrameSink):
             self._last_scene = t
             self._write("scene", SCENE_UPDATE_SCHEMA,
                         b.scene(forces, log_ns, joint_poses=joints, segment_poses=seg,
-                                objects=_objects(extras.get(EXTRA_OBJECT_GEOMS))), log_ns,
+                                objects=object_geoms(extras.get(EXTRA_OBJECT_GEOMS))), log_ns,
                         {"frame": b.frame, "force_range_N": repr(self.force_range_n),
                          "convention": "force on the hand; taxel colour/size = |f| on a fixed range; "
                                        "every message is the complete scene"})

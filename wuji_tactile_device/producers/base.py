@@ -62,7 +62,9 @@ EXTRA_FORCE_IMAGES = side_data.EXTRA_FORCE_IMAGES
 EXTRA_HAND_POSES = side_data.EXTRA_HAND_POSES
 #: `Frame.extras` key: the objects the producer knows, e.g. a scenario's, as a dict: "kinds" (K,)
 #: of box/sphere/cylinder/capsule/ellipsoid, "sizes" (K, 3) [m, MuJoCo geom sizes], "poses" (K, 7)
-#: [m, xyzw] in the hand joint poses' base space, "names" (K,): for the 3-D view.
+#: [m, xyzw] in the hand joint poses' base space, "names" (K,), optionally "frame" ("base", or
+#: "wrist": poses in the collection's wrist frame); or an `ObjectGeoms` of the view (a replayed
+#: recording's scene objects): for the 3-D view.
 EXTRA_OBJECT_GEOMS = "object_geoms"
 
 

@@ -6,6 +6,7 @@ exactly as live; a faulty record or a session of another layout costs those reco
 `tracker.summary()`: `streams.file_tracker`) with their
 recorded sample and device times, under the first recorded producer session; the run loop
 publishes them (fresh available times, sequences from 0) and republishes the layout on its timer.
+Given the recording's objects (`objects`), a frame carries those its recorded scene drew then.
 Source-driven: the `McapReplay` paces itself (its `speed`).
 """
 from __future__ import annotations
@@ -13,11 +14,16 @@ from __future__ import annotations
 import time
 from collections import deque
 from typing import Any
+from collections.abc import Callable
 
 from ..errors import RecordingError
 from ..streams.file_tracker import FileTracker
 from ..streams.tracker import TactileFrame
-from .base import Frame, Producer
+from .base import EXTRA_OBJECT_GEOMS, Frame, Producer
+
+#: `objects(collection_id, available_time_ns)`: a recording's objects at a frame's recorded available
+#: time, as `Frame.extras[EXTRA_OBJECT_GEOMS]` (e.g. `integrations.scene_objects.RecordedObjects.extra`).
+ObjectsAt = Callable[[str, int], Any]
 
 
 class ReplayProducer(Producer):
@@ -26,8 +32,11 @@ class ReplayProducer(Producer):
 
     period_s = None
 
-    def __init__(self, replay: Any, collection_id: str):
+    def __init__(self, replay: Any, collection_id: str, objects: ObjectsAt | None = None):
         self.replay, self.collection_id = replay, collection_id
+        self._objects = objects
+        if objects is not None:
+            self.extras_provided = frozenset({EXTRA_OBJECT_GEOMS})
         self.tracker = FileTracker(collection_id, replay)
         self.tracker.add_observer(self)
         self.producer_session: int | None = None
@@ -36,10 +45,13 @@ class ReplayProducer(Producer):
         self.records = 0
 
     @classmethod
-    def for_collections(cls, replay: Any, collection_ids: list[str] | tuple[str, ...]) -> list[ReplayProducer]:
+    def for_collections(cls, replay: Any, collection_ids: list[str] | tuple[str, ...], *,
+                        objects: ObjectsAt | None = None) -> list[ReplayProducer]:
         """One producer per collection, each with its layout read from the file (the replay
-        advances until every collection's first valid metadata; frames met meanwhile are kept)."""
-        producers = [cls(replay, cid) for cid in collection_ids]
+        advances until every collection's first valid metadata; frames met meanwhile are kept).
+        `objects(collection_id, available_time_ns)`: the recording's objects at a frame's recorded
+        available time, carried as `EXTRA_OBJECT_GEOMS` when wanted (a view of the replay)."""
+        producers = [cls(replay, cid, objects) for cid in collection_ids]
         while any(p.producer_session is None for p in producers):
             if replay.finished:
                 missing = [p.collection_id for p in producers if p.producer_session is None]
@@ -73,7 +85,10 @@ class ReplayProducer(Producer):
         f = self._frames.popleft()
         self.records += 1
         ts = f.timestamp
-        return Frame(f.forces, ts.sample_time_local_common_clock, ts.sample_time_raw_device_clock)
+        extras = None
+        if self._objects is not None and EXTRA_OBJECT_GEOMS in self.extras_wanted:
+            extras = {EXTRA_OBJECT_GEOMS: self._objects(self.collection_id, ts.available_time_local_common_clock)}
+        return Frame(f.forces, ts.sample_time_local_common_clock, ts.sample_time_raw_device_clock, extras)
 
     def file_metadata(self) -> dict[str, str]:
         return {"producer_kind": "replay", "replayed_file": str(self.replay.path)}

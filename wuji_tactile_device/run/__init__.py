@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Callable, Iterable, Sequence
 
-from ..producers.base import EXTRA_HAND_JOINT_POSES, FrameSink, Producer, ProducerRunner, RunCounters, run_together
+from ..producers.base import EXTRA_HAND_JOINT_POSES, EXTRA_OBJECT_GEOMS, FrameSink, Producer, ProducerRunner, RunCounters, run_together
 from ..streams import InProcessBus, Transport, open_transport
 
 #: `RecordOptions.compression` values (the recorder's chunk compressions).
@@ -193,8 +193,8 @@ def runner_for(producer: Producer, transport: Transport | None, *, recorder: Any
     for sink in sinks:  # a sink may ask for side data (e.g. the recorded 3-D view: the hand's pose)
         wanted |= set(getattr(sink, "extras_wanted", ())) & producer.extras_provided
         mine.append(sink)
-    for view in views:  # a view draws the hand where the producer knows it
-        wanted |= {EXTRA_HAND_JOINT_POSES} & producer.extras_provided
+    for view in views:  # a view draws the hand and the objects where the producer knows them
+        wanted |= {EXTRA_HAND_JOINT_POSES, EXTRA_OBJECT_GEOMS} & producer.extras_provided
         mine.append(view.for_collection(producer.collection_id))
     producer.extras_wanted = frozenset(wanted)
     return ProducerRunner(producer, transport, recorder=recorder, sinks=mine, speed=speed, progress=progress,
