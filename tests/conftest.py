@@ -31,6 +31,17 @@ def make_metadata(num_taxels: int = 20, joint_ids=DISTAL_JOINTS, seed: int = 0) 
     return TactileMetadata.rigid(joint_ids, seg, tax, np.arange(num_taxels) % J)
 
 
+def free_zenoh_port() -> str:
+    """A loopback TCP port free now, for `WUJI_TACTILE_ZENOH_PORT`: a test's processes find each
+    other on it and nothing else. On the default port every process of the machine meets — the
+    other xdist worker's producers, a user's running sim — and a README command that expects no
+    producer on tactile/right then hears one (seen beside a second suite)."""
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return str(s.getsockname()[1])
+
+
 @pytest.fixture
 def metadata() -> TactileMetadata:
     return make_metadata()

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import free_zenoh_port
 from doc_commands import REPO, DocCommand, doc_pages, page_commands, run_producer_cached
 
 # examples/tactile/README.md has a two-terminal pair run side by side and its outputs checked by
@@ -67,7 +68,8 @@ def run_page(page: str, tmp_path: Path) -> dict[int, subprocess.CompletedProcess
     work.mkdir()
     for shared in ("examples", "tools"):
         (work / shared).symlink_to(REPO / shared)
-    env = dict(os.environ, WUJI_TELEMETRY_DISABLE="1", PYTHONUNBUFFERED="1", MPLBACKEND="Agg")
+    env = dict(os.environ, WUJI_TELEMETRY_DISABLE="1", PYTHONUNBUFFERED="1", MPLBACKEND="Agg",
+               WUJI_TACTILE_ZENOH_PORT=free_zenoh_port())
     env["PATH"] = os.pathsep.join([str(_shims(tmp_path)), str(Path(sys.executable).parent), env.get("PATH", "")])
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), *filter(None, [env.get("PYTHONPATH")])])
     results = {}

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import free_zenoh_port
 from doc_commands import run_producer_cached
 
 pytest.importorskip("isaacteleop", reason="the README's retargeting graph needs the isaacteleop extra")
@@ -41,7 +42,7 @@ def test_readme_lists_the_four_examples():
 
 def test_readme_commands_run_as_written(tmp_path):
     (tmp_path / "examples").symlink_to(REPO / "examples")
-    env = dict(os.environ, WUJI_TELEMETRY_DISABLE="1", PYTHONUNBUFFERED="1")
+    env = dict(os.environ, WUJI_TELEMETRY_DISABLE="1", PYTHONUNBUFFERED="1", WUJI_TACTILE_ZENOH_PORT=free_zenoh_port())
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"  # python, wuji-tactile
 
     def start(command: str) -> subprocess.Popen:
