@@ -43,7 +43,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ...errors import ProducerError
-from .taxels import IMAGE_SHAPE, PAD_BOUNDARY, PAD_MIN_NORMAL, PAD_TOP_Z, PadTaxels, pad_taxels
+from .taxels import IMAGE_SHAPE, PAD_BOUNDARY, PAD_MIN_NORMAL, PAD_TOP_Z, PadTaxels, image_grid, pad_taxels
 
 #: Depth of the sensing plane below the pad surface [m] (the elastomer's thickness).
 SENSING_DEPTH = 0.002
@@ -57,23 +57,10 @@ def layer_kernel(r2: np.ndarray, depth: float = SENSING_DEPTH) -> np.ndarray:
 
 
 def _grid_areas(pad: PadTaxels, step: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Valid points (M, 3) [m] of the pad's image grid subdivided `step`× per axis, their surface
-    areas (M,) [m²] and (for step 1) their flat pixel index (M,)."""
-    g = pad.geometry
-    rows, cols = IMAGE_SHAPE[0] * step, IMAGE_SHAPE[1] * step
-    z_hi, z_lo = PAD_TOP_Z - PAD_BOUNDARY, g.z_bottom - g.radius  # the image grid's rows (taxels._image_grid)
-    z = z_hi + (np.arange(rows) + 0.5) / rows * (z_lo - z_hi)
-    x = -g.radius + (np.arange(cols) + 0.5) / cols * 2 * g.radius
-    Z, X = np.meshgrid(z, x, indexing="ij")
-    dz = np.minimum(Z - g.z_bottom, 0.0)
-    rho2 = g.radius ** 2 - X ** 2 - dz ** 2
-    with np.errstate(invalid="ignore"):
-        Y = g.pad_side * np.sqrt(rho2)
-    ny = Y / g.radius
-    valid = (rho2 > 0) & (g.pad_side * ny > 0.2)
-    pts = np.stack([X, Y, Z], axis=-1)[valid]
-    area = (abs(z_lo - z_hi) / rows) * (2 * g.radius / cols) / np.abs(ny[valid])
-    return pts, area, np.flatnonzero(valid.ravel())
+    """Valid points (M, 3) [m] of the pad's image grid subdivided `step`× per axis
+    (`taxels.image_grid`), their surface areas (M,) [m²] and (for step 1) their flat pixel index (M,)."""
+    pts, valid, area = image_grid(pad.geometry, step)
+    return pts[valid], area[valid], np.flatnonzero(valid.ravel())
 
 
 #: Rim of the load quadrature: surface points of the distal capsule beyond the pad's sensing

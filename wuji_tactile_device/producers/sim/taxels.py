@@ -118,8 +118,14 @@ def _pad_frame(g: FingerGeometry) -> tuple[np.ndarray, np.ndarray]:
     return R, origin
 
 
-def _image_grid(g: FingerGeometry) -> tuple[np.ndarray, np.ndarray]:
-    rows, cols = IMAGE_SHAPE
+def image_grid(g: FingerGeometry, step: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The pad's image grid (`IMAGE_SHAPE`), each cell subdivided `step`× per axis: rows at even
+    steps of z from `PAD_TOP_Z − PAD_BOUNDARY` down to the tip, columns at even steps of x across
+    the capsule. Returns the cell centres on the capsule's surface (rows, cols, 3) [m, distal
+    frame], NaN outside the pad; the mask of the pad's cells (rows, cols): on the surface, palm-side
+    normal component > `PAD_MIN_NORMAL`; and each cell's surface area (rows, cols) [m²] (its
+    projected area over that normal component), NaN outside the pad."""
+    rows, cols = IMAGE_SHAPE[0] * step, IMAGE_SHAPE[1] * step
     z_hi, z_lo = PAD_TOP_Z - PAD_BOUNDARY, g.z_bottom - g.radius
     z = z_hi + (np.arange(rows) + 0.5) / rows * (z_lo - z_hi)
     x = -g.radius + (np.arange(cols) + 0.5) / cols * 2 * g.radius
@@ -132,7 +138,9 @@ def _image_grid(g: FingerGeometry) -> tuple[np.ndarray, np.ndarray]:
     normals = np.stack([X, Y, dz], axis=-1) / g.radius
     valid = (rho2 > 0) & (g.pad_side * normals[..., 1] > PAD_MIN_NORMAL)
     pts[~valid] = np.nan
-    return pts, valid
+    area = np.full(valid.shape, np.nan)
+    area[valid] = (abs(z_lo - z_hi) / rows) * (2 * g.radius / cols) / np.abs(normals[..., 1][valid])
+    return pts, valid, area
 
 
 @lru_cache(maxsize=4)
@@ -156,7 +164,7 @@ def pad_taxels(side: str) -> tuple[PadTaxels, ...]:
         p, n = pts[idx] * mirror, nrm[idx] * mirror
         R_pad, origin = _pad_frame(g)
         rot = _tangent_frames(n, TOWARD_TIP)
-        pix, valid = _image_grid(g)
+        pix, valid, _ = image_grid(g)
         for a in (p, rot, R_pad, origin, pix, valid):
             a.setflags(write=False)
         spacing = nearest_neighbour_spacing(p)
