@@ -6,20 +6,17 @@ frame (`HandSimulation.taxel_positions_in_wrist`) of a replica of the same deter
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 pytest.importorskip("foxglove", reason="the view needs the optional foxglove-sdk (extra 'view')")
-from test_foxglove_view import DEADLINE_S, FoxgloveClient
+from foxglove_serve import serve
 from test_foxglove_view import scene_taxels as taxel_entities
-from websockets.exceptions import ConnectionClosed
 
 from wuji_tactile_device.contract.geometry import pose_to_matrix, skin_taxel_positions
 from wuji_tactile_device.contract.records import DeviceDataTimestamp
@@ -63,46 +60,18 @@ def serve_and_collect(cmd: list[str], want: int, *, stop: bool = False) -> tuple
     scenes, the deadline, or the command's end)."""
     from wuji_tactile_device.contract import decode_tactile_record
 
-    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=ENV)
-    scenes, start = [], None
-    try:
-        line = proc.stderr.readline()
-        match = re.search(r"ws://127\.0\.0\.1:(\d+)", line)
-        assert match, line + proc.stderr.read()
-        client = FoxgloveClient(int(match.group(1)))
-        try:
-            topics = client.wait_for_topics({CID, f"{CID}/view/scene"})
-            client.subscribe([topics[CID], topics[f"{CID}/view/scene"]])
-            end = time.monotonic() + DEADLINE_S + 10
-            while len(scenes) < want and time.monotonic() < end:
-                try:
-                    msg = client.recv(timeout=2.0)
-                except TimeoutError:
-                    if proc.poll() is None:
-                        continue  # still running: a loaded machine can pause it for seconds
-                    break  # the command ended
-                except ConnectionClosed:
-                    break
-                if "sub" not in msg:
-                    continue
-                if client.subscriptions[msg["sub"]]["topic"] == CID:
-                    if start is None:
-                        ts = decode_tactile_record(msg["payload"]).timestamp
-                        start = ts.sample_time_local_common_clock - ts.sample_time_raw_device_clock
-                else:
-                    got = scene_taxels(client, msg)
-                    if got is not None:
-                        scenes.append(got)
-        finally:
-            client.close()
-        if stop and proc.poll() is None:  # a looping view runs on: end it however the collection ended
-            proc.terminate()
-        _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    return scenes, start, line + err
+    start: list[int] = []
+
+    def handle(client, topic: str, msg: dict):
+        if topic == CID:
+            if not start:
+                ts = decode_tactile_record(msg["payload"]).timestamp
+                start.append(ts.sample_time_local_common_clock - ts.sample_time_raw_device_clock)
+            return None
+        return scene_taxels(client, msg)
+
+    scenes, err, _ = serve(cmd, {CID, f"{CID}/view/scene"}, handle, want, stop=stop)
+    return scenes, (start[0] if start else None), err
 
 
 def test_sim_foxglove_shows_the_taxels_on_the_moving_hand(mujoco_taxels):

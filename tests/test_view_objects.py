@@ -18,7 +18,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -27,8 +26,7 @@ import pytest
 pytest.importorskip("foxglove", reason="the view needs the optional foxglove-sdk (extra 'view')")
 from mcap.reader import make_reader
 from mcap.writer import Writer
-from test_foxglove_view import DEADLINE_S, FoxgloveClient
-from websockets.exceptions import ConnectionClosed
+from foxglove_serve import serve
 
 from wuji_tactile_device.contract.geometry import pose_apply
 from wuji_tactile_device.contract.pads import FINGERS
@@ -103,39 +101,10 @@ def rewrite(src: Path, dst: Path, scene_payload) -> None:
 
 def serve_scenes(cmd: list[str], want: int) -> tuple[list[dict], str, int | None]:
     """Start a command that prints a ws:// address on stderr, collect up to `want` scenes from its
-    server; stop it (if still running) and return the scenes, stderr and its exit status."""
-    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=ENV)
-    scenes: list[dict] = []
-    try:
-        line = ""
-        for _ in range(20):  # a producer command may say other things first
-            line += proc.stderr.readline()
-            match = re.search(r"ws://127\.0\.0\.1:(\d+)", line)
-            if match or proc.poll() is not None:
-                break
-        assert match, line + proc.stderr.read()
-        client = FoxgloveClient(int(match.group(1)))
-        try:
-            topics = client.wait_for_topics({SCENE})
-            client.subscribe([topics[SCENE]])
-            end = time.monotonic() + DEADLINE_S + 20
-            while len(scenes) < want and time.monotonic() < end:
-                try:
-                    msg = client.recv(timeout=2.0)
-                except (TimeoutError, ConnectionClosed):
-                    break  # the command ended
-                if "sub" in msg:
-                    scenes.append(client.decoders[msg["sub"]](msg["payload"]))
-        finally:
-            client.close()
-        if proc.poll() is None:
-            proc.terminate()
-        _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    return scenes, line + err, proc.returncode
+    server (2 s without one: done); stop it (if still running) and return the scenes, stderr and
+    its exit status."""
+    return serve(cmd, {SCENE}, lambda client, _topic, msg: client.decoders[msg["sub"]](msg["payload"]), want,
+                 extra_s=20.0, idle_s=2.0)
 
 
 def recorded_at(scenes: list[tuple[int, list]], t: int) -> list[dict]:
