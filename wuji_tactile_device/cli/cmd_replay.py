@@ -157,22 +157,17 @@ def _open_view(args, replay, trackers):
     file's hand channels when it has them."""
     if not args.foxglove:
         return None
-    from ..integrations.foxglove_live import RecordedHands, attach_with_hands, recorded_pose_source
+    from ..integrations.foxglove_live import attach_recording
     from ..integrations.foxglove_view import DEFAULT_FORCE_RANGE_N, FoxgloveView
-    from ..integrations.scene_objects import RecordedObjects, recorded_object_source
 
-    hands = RecordedHands.open(args.input)
     collections = [t.collection_id for t in trackers]
-    objects = RecordedObjects.open(args.input, collections)
+    view = FoxgloveView(collections, host=args.foxglove_host, port=args.foxglove_port,
+                        force_range_n=args.foxglove_range or DEFAULT_FORCE_RANGE_N)
     try:
-        view = FoxgloveView(collections, host=args.foxglove_host, port=args.foxglove_port,
-                            force_range_n=args.foxglove_range or DEFAULT_FORCE_RANGE_N)
+        _, hands, objects = attach_recording(view, trackers, args.input, collections)
     except BaseException:
-        if objects is not None:
-            objects.close()
+        view.close()
         raise
-    attach_with_hands(view, trackers, None if hands is None else recorded_pose_source(hands),
-                      None if objects is None else recorded_object_source(objects))
     print(f"foxglove: serving {', '.join(collections)} on ws://{args.foxglove_host}:{view.port}"
           f"{' with the recorded hand poses' if hands else ' (bind pose: the file has no hand channels)'}"
           f"{' and the objects of its scene' if objects is not None else ''}", file=sys.stderr, flush=True)

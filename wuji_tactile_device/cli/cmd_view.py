@@ -66,9 +66,8 @@ def run(args: argparse.Namespace) -> int:
     if args.save and os.path.exists(args.save) and not args.overwrite:
         # the SDK's own refusal reads "cannot start the Foxglove view ...: File exists (os error 17)"
         raise TactileError(f"{args.save} already exists (use --overwrite to replace it)")
-    from ..integrations.foxglove_live import RecordedHands, attach_with_hands, recorded_pose_source
+    from ..integrations.foxglove_live import attach_recording, attach_with_hands
     from ..integrations.foxglove_view import DEFAULT_FORCE_RANGE_N, FoxgloveView
-    from ..integrations.scene_objects import RecordedObjects, recorded_object_source
     from ..streams.tracker import TactileTracker
 
     source = _open_source(args)
@@ -84,10 +83,10 @@ def run(args: argparse.Namespace) -> int:
                             mcap_path=args.save, overwrite=args.overwrite)
         for cid in collections:  # a faulty frame (a peer's, a file's) is counted and skipped, not fatal
             trackers.append(TactileTracker(cid, source, error_policy="drop"))
-        hands = RecordedHands.open(args.input) if args.input else None
-        objects = RecordedObjects.open(args.input, collections) if args.input else None
-        guard = attach_with_hands(view, trackers, None if hands is None else recorded_pose_source(hands),
-                                  None if objects is None else recorded_object_source(objects))
+        if args.input:
+            guard, hands, objects = attach_recording(view, trackers, args.input, collections)
+        else:
+            guard, hands = attach_with_hands(view, trackers, None), None
         what = args.input or "Zenoh"
         if args.input:
             what += (f" on its recorded hand poses ({hands.name}/left_hand, {hands.name}/right_hand)" if hands

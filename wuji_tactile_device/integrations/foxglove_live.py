@@ -230,6 +230,25 @@ def attach_with_hands(view: FoxgloveView, trackers: Sequence[Any], poses_for: Po
     return guard
 
 
+def attach_recording(view: FoxgloveView, trackers: Sequence[Any], path: str,
+                     collections: Sequence[str]) -> tuple[ViewGuard, RecordedHands | None, Any]:
+    """`attach_with_hands` for a view of the recording `path`: the taxels on its recorded hand and
+    the objects its scene topics drew (`scene_objects.RecordedObjects`). Returns the guard, the
+    hands and the objects (each None when the file has none); the caller closes the objects."""
+    from .scene_objects import RecordedObjects, recorded_object_source
+
+    hands = RecordedHands.open(path)
+    objects = RecordedObjects.open(path, collections)
+    try:
+        guard = attach_with_hands(view, trackers, None if hands is None else recorded_pose_source(hands),
+                                  None if objects is None else recorded_object_source(objects))
+    except BaseException:
+        if objects is not None:
+            objects.close()
+        raise
+    return guard, hands, objects
+
+
 def recorded_pose_source(hands: RecordedHands) -> PoseSource:
     """`poses_for` from a recording's hand channels, by the collection's side and the frame's sample time."""
     def poses_for(collection_id: str, frame: Any):
@@ -377,5 +396,5 @@ class _CollectionSink(FrameSink):
         self._sink.poll()
 
 
-__all__ = ["FoxgloveSink", "HandPoseFeed", "MAX_VIEW_TIME_NS", "ViewGuard", "RecordedHands", "attach_with_hands", "recorded_pose_source",
+__all__ = ["FoxgloveSink", "HandPoseFeed", "MAX_VIEW_TIME_NS", "ViewGuard", "RecordedHands", "attach_with_hands", "attach_recording", "recorded_pose_source",
            "segment_poses_from_hand", "side_of_collection"]
