@@ -8,7 +8,12 @@ import numpy as np
 import pytest
 
 from contact_model_helpers import INDEX, object_on_index_pad
-from wuji_tactile_device.producers.sim.contact_model import cone_capacity, cone_spread
+from wuji_tactile_device.producers.sim import contact_model as cm
+from wuji_tactile_device.producers.sim.contact_forces import ContactForceModel
+from wuji_tactile_device.producers.sim.contact_model import (NATIVE_AVAILABLE, DistributedContact, cone_capacity,
+                                                             cone_spread, nearest_in_cones)
+from wuji_tactile_device.producers.sim.producer import SimProducer
+from wuji_tactile_device.producers.sim.scenarios import make_scenario
 
 
 def _excess(f, normals, mu):
@@ -81,6 +86,162 @@ def test_cone_spread_when_the_cones_cannot_take_the_remainder():
     R = np.array([[0.01, 0.0, 0.0]])                           # more shear, no more normal load
     part = cone_spread(r, nu, normals, np.ones_like(nu), R)
     np.testing.assert_allclose(part, (nu / nu.sum())[..., None] * R[:, None, :], rtol=0, atol=1e-18)
+
+
+def _cones_and_outside_points(seed, blocks=6, n=12, mu=0.7):
+    """Blocks of `n` readings v inside their cones (random normals within about 40° of +z) and
+    points x = v + noise, the noise summing to 0 in each block (so v is a feasible point with x's
+    sum), most of the x outside their cones."""
+    rng = np.random.default_rng(seed)
+    normals = rng.normal(size=(blocks, n, 3)) * [0.35, 0.35, 0.0] + [0.0, 0.0, 1.0]
+    normals /= np.linalg.norm(normals, axis=-1, keepdims=True)
+    nu = rng.uniform(0.05, 1.0, (blocks, n))
+    t = rng.normal(size=(blocks, n, 3))
+    t -= (t * normals).sum(axis=-1, keepdims=True) * normals
+    t /= np.linalg.norm(t, axis=-1, keepdims=True)
+    v = t * (rng.uniform(0.0, 1.0, (blocks, n)) * mu * nu)[..., None] - nu[..., None] * normals
+    noise = rng.normal(size=v.shape) * 0.3
+    x = v + noise - noise.mean(axis=1, keepdims=True)
+    return x, v, normals, np.full((blocks, n), mu)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_nearest_in_cones_lands_inside_with_the_sum_and_is_the_nearest(seed):
+    """y inside every cone (to the tolerance), Σy = Σx exactly, |y − x| ≤ |v − x| for v, a point
+    inside the cones with x's sum, and the projection's optimality condition (x − y)·(v − y) ≤ 0
+    toward it (y is the nearest such point: the limit of Dykstra's projections)."""
+    x, v, normals, mu = _cones_and_outside_points(seed)
+    y, found = nearest_in_cones(x, np.ones(mu.shape, bool), normals, mu)
+    assert found.all()
+    scale = np.abs(x.sum(axis=1)).max(axis=1)
+    assert np.all(_excess(y, normals, mu).max(axis=1) <= cm.CONE_TOLERANCE * scale)
+    np.testing.assert_allclose(y.sum(axis=1), x.sum(axis=1), rtol=0, atol=1e-14)
+    assert np.any(_excess(x, normals, mu) > 0.05)                       # the points were outside
+    flat = lambda a: a.reshape(len(a), -1)                              # noqa: E731
+    assert np.all(np.linalg.norm(flat(y - x), axis=1) <= np.linalg.norm(flat(v - x), axis=1))
+    gap = (flat(x - y) * flat(v - y)).sum(axis=1)
+    assert np.all(gap <= 1e-6 * np.linalg.norm(flat(x - y), axis=1) * np.linalg.norm(flat(v - y), axis=1)), gap
+
+
+def test_nearest_in_cones_keeps_readings_already_inside_and_the_unloaded_taxels():
+    """Points inside their cones are their own nearest; a taxel not `loaded` keeps its reading
+    even outside its cone (it carries no load the cones can hold), and the sum stays."""
+    _, v, normals, mu = _cones_and_outside_points(11)
+    y, found = nearest_in_cones(v, np.ones(mu.shape, bool), normals, mu)
+    assert found.all() and np.array_equal(y, v)
+    x = v.copy()
+    x[:, 0] = normals[:, 0] * 0.2 + [0.3, 0.0, 0.0]                     # pulled off the pad: outside
+    loaded = np.ones(mu.shape, bool)
+    loaded[:, 0] = False
+    y, found = nearest_in_cones(x, loaded, normals, mu)
+    assert found.all()
+    np.testing.assert_array_equal(y[:, 0], x[:, 0])
+    np.testing.assert_allclose(y.sum(axis=1), x.sum(axis=1), rtol=0, atol=1e-14)
+    assert _excess(y[:, 1:], normals[:, 1:], mu[:, 1:]).max() <= cm.CONE_TOLERANCE * np.abs(x.sum(axis=1)).max()
+
+
+def test_nearest_in_cones_reports_a_sum_outside_every_cone():
+    """One normal for all taxels: the cones' sum is that cone, and a sum with shear > μ·normal has
+    no point inside — `found` is False there (and only there), and cone_spread then keeps the
+    capacity-and-rest placement, exact in the sum."""
+    normals = np.tile([0.0, 0.0, 1.0], (2, 3, 1))
+    nu = np.array([[0.2, 0.5, 0.3]] * 2)
+    x = nu[..., None] * np.array([1.0, 0.0, -1.0])             # on the cones (μ = 1) …
+    x[0, :, 0] += 0.01                                          # … block 0 pushed past them in sum
+    x[1, :, 0] -= 0.01                                          # … block 1 back inside
+    y, found = nearest_in_cones(x, np.ones((2, 3), bool), normals, np.ones((2, 3)))
+    assert found.tolist() == [False, True]
+    assert _excess(y[1], normals[1], 1.0).max() <= 1e-12
+
+
+def test_cone_spread_moves_the_readings_into_the_cones_where_the_remainder_cannot_go_along_itself():
+    """Two taxels on their cones with opposite shears, R unloading both (force ON them along +n):
+    neither can take any of R along R (ω* = 0), yet the pad's force — no net shear — lies inside
+    the cones: the readings move to the nearest ones inside (their shears shrink), and the pad
+    still sums exactly."""
+    normals = np.tile([0.0, 0.0, 1.0], (1, 2, 1))
+    mu = np.full((1, 2), 0.5)
+    r = np.array([[0.2 * np.array([0.5, 0.0, -1.0]), 0.3 * np.array([-0.5, 0.0, -1.0])]])
+    assert np.abs(_excess(r, normals, mu)).max() <= 1e-15
+    R = np.array([[0.0, 0.0, 0.05]])
+    assert np.all(cone_capacity(r, normals, R, mu) == 0.0)     # the placement along R cannot hold
+    part = cone_spread(r, -(r * normals).sum(axis=-1), normals, mu, R)
+    new = r + part
+    np.testing.assert_allclose(part.sum(axis=1), R, rtol=0, atol=1e-16)
+    assert _excess(new, normals, mu).max() <= 1e-12 * 0.5
+    assert np.abs(np.cross(part[0, 0], R[0])).max() > 1e-4      # not along R: the readings moved
+    assert np.all(np.abs(new[0, :, 0]) < np.abs(r[0, :, 0]))    # … their shears shrank
+
+
+def _press_frames(distributed=None):
+    """Every frame of `press`: (time [s], reading, its model) read by the default backend or by
+    `distributed` (a DistributedContact for the same model)."""
+    producer = SimProducer(make_scenario("press"))
+    model = producer.sim.contacts
+    if distributed is not None:
+        model.distributed = distributed(model)
+    while not producer.finished:
+        if producer.next_frame() is None:
+            break
+        yield producer.sim.time_ns * 1e-9, producer.reading, model, producer.sim.data
+
+
+def _numpy_distributed(model):
+    return DistributedContact(model.model, model.pads, model.distal_bodies, model._object_geoms, backend="numpy")
+
+
+def _press_worst(distributed=None):
+    """The press's largest published |shear| − μ|normal| [N] (float32 taxels, own axes, μ = the
+    solver's) and the largest break of taxels + unsensed = pad force [N]."""
+    worst = broke = 0.0
+    for _, r, model, data in _press_frames(distributed):
+        mu = float(data.contact.friction[:data.ncon, 0].max(initial=0.0))
+        t = r.taxel_forces.astype(np.float64)
+        worst = max(worst, float((np.hypot(t[:, 0], t[:, 1]) - mu * np.abs(t[:, 2])).max()))
+        block = np.repeat(np.arange(5), [len(p.positions) for p in model.pads])
+        sums = np.stack([r.taxel_forces_distal[block == k].sum(axis=0) for k in range(5)])
+        broke = max(broke, float(np.abs(sums + r.pad_unsensed_distal - r.pad_forces_distal).max()))
+    return worst, broke
+
+
+@pytest.mark.parametrize("backend", ["numpy", pytest.param("native", marks=pytest.mark.skipif(
+    not NATIVE_AVAILABLE, reason="the compiled read was not built in this install (no C compiler)"))])
+def test_press_release_keeps_every_taxel_inside_its_cone(backend):
+    """Regression: at the press's release (11.19–11.20 s) the cones could not take the pad's
+    remainder along itself and the capacity-and-rest placement put taxels 2.94 and 1.01 mN past
+    their cones; now every published taxel stays inside (float32 rounding: 1 µN) and the pads
+    still sum exactly."""
+    worst, broke = _press_worst(_numpy_distributed if backend == "numpy" else None)
+    assert worst <= 1e-6, worst
+    assert broke <= 1e-12, broke
+
+
+def test_press_release_without_the_move_is_past_the_cones(monkeypatch):
+    """The same run with `nearest_in_cones` reporting failure everywhere (the placement before
+    the fix): the taxels go > 1 mN past their cones — the test above can fail."""
+    def never(x, loaded, normals, mu, *args, **kwargs):
+        return x.copy(), np.zeros(len(x), dtype=bool)
+    monkeypatch.setattr(cm, "nearest_in_cones", never)
+    worst, broke = _press_worst(_numpy_distributed)
+    assert worst > 1e-3, worst
+    assert broke <= 1e-12, broke
+
+
+@pytest.mark.skipif(not NATIVE_AVAILABLE, reason="the compiled read was not built in this install (no C compiler)")
+def test_press_release_native_equals_numpy():
+    """The compiled read's nearest-in-cones stage gives the numpy one's taxels to 1e-12 N in the
+    release frames, where it acts."""
+    twin = None
+    acted = 0
+    for time, r, model, data in _press_frames():
+        if twin is None:
+            twin = ContactForceModel(model.model, model.side, model._object_geoms)
+            twin.distributed = _numpy_distributed(twin)
+        ref = twin.read(data)
+        d = float(np.abs(r.taxel_forces_distal - ref.taxel_forces_distal).max(initial=0.0))
+        assert d <= 1e-12, (time, d)
+        acted += 11.18 <= time <= 11.21 and float(np.abs(r.taxel_forces_distal).max()) > 0
+    assert acted >= 2, acted
 
 
 def _solve(kind, radius, force, ratio, pairs, fine, second=(0.0, 0.0, -1.0)):

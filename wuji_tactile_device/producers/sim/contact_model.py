@@ -751,8 +751,11 @@ def cone_spread(r: np.ndarray, normal_load: np.ndarray, normals: np.ndarray, mu:
     the normal-load shares s_i = N_i / Σ N (`normal_load` (B, S) [N]): ω_i = min(ω*_i, L·s_i)
     with the smallest L ≥ 1 that gives Σ ω_i = 1 — so where no cone binds (L = 1) this is the
     plain spread with the normal loads, and near gross slip the part a taxel on its cone cannot
-    take goes to the taxels that can. If Σ ω*_i < 1 (the cones cannot take R) every taxel takes
-    its capacity and the rest, (1 − Σ ω*)·R, is spread with the normal loads. A block without
+    take goes to the taxels that can. If Σ ω*_i < 1 (the cones cannot take R along R) the
+    block's readings move to the nearest ones inside the cones with its sum (`nearest_in_cones`,
+    the normal loads shift too); where even that finds none (its force is outside the sum of the
+    cones) every taxel takes its capacity and the rest, (1 − Σ ω*)·R, is spread with the normal
+    loads: the sum stays exact, the cones do not. Returns what each reading changes by. A block without
     normal load takes nothing (R = 0 there: no pair). `normal_load` must be −r·n (the readings'
     own normal loads, as `_pair_readings` gives them)."""
     B, S = normal_load.shape
@@ -780,10 +783,117 @@ def cone_spread(r: np.ndarray, normal_load: np.ndarray, normals: np.ndarray, mu:
     k = ok.argmax(axis=1) + _row_offsets(B, S)
     level = np.where(feasible, lev.take(k), 0.0)
     omega = np.minimum(cap, level[:, None] * share)
-    if not feasible.all():                # the cones cannot take R: capacity + the rest by load
-        bad = ~feasible & (total > 0)
-        omega[bad] = cap[bad] + (1.0 - _reduce(cap[bad], axis=1))[:, None] * share[bad]
-    return omega[..., None] * remainder[:, None, :]
+    part = omega[..., None] * remainder[:, None, :]
+    bad = ~feasible & (total > 0)
+    if bad.any():                         # the cones cannot take R along R: move the readings
+        b = np.flatnonzero(bad)
+        omega_b = cap[b] + (1.0 - _reduce(cap[b], axis=1))[:, None] * share[b]
+        spread = omega_b[..., None] * remainder[b][:, None, :]
+        y, found = nearest_in_cones(r[b] + spread, share[b] > 0, normals[b], np.broadcast_to(mu, share.shape)[b])
+        part[b] = np.where(found[:, None, None], y - r[b], spread)
+    return part
+
+
+#: `nearest_in_cones` stops once each block's sum is off by no more than this share of its largest
+#: force component (3–5 Newton steps in `press`'s frames that need it) …
+CONE_TOLERANCE = 1e-13
+#: … and gives up (the readings stay as they were) after this many steps: the block's force does
+#: not lie in the sum of its taxels' cones (its dual has no minimum), or not within the tolerance.
+CONE_ITERATIONS = 50
+#: Backtracking halvings of one Newton step before it is taken as it is.
+_CONE_HALVINGS = 40
+
+
+def _onto_cones(x: np.ndarray, normals: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    """Each force ON a taxel `x` (..., 3) projected (nearest point) onto its cone |t| ≤ μ·ν, ν = −x·n
+    the normal load, t = x + ν·n the shear: itself inside, 0 in the polar cone (μ|t| ≤ −ν), else
+    α·(μ·t/|t| − n) with α = (ν + μ|t|)/(1 + μ²)."""
+    nu = -_vecdot(x, normals)
+    t = x + nu[..., None] * normals
+    tn = np.sqrt(_vecdot(t, t))
+    alpha = np.maximum(nu + mu * tn, 0.0) / (1.0 + mu * mu)
+    y = alpha[..., None] * (mu[..., None] * t / np.where(tn > 0, tn, 1.0)[..., None] - normals)
+    return np.where((tn <= mu * nu)[..., None], x, y)
+
+
+_EYE = np.eye(3)
+
+
+def _cone_jacobians(x: np.ndarray, normals: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    """(..., 3, 3) the derivative of `_onto_cones` at `x` (..., 3): I inside the cone, 0 in its
+    polar, else w·wᵀ/(1 + μ²) + (α·μ/|t|)·(I − n·nᵀ − t̂·t̂ᵀ) with w = μ·t̂ − n (symmetric, PSD)."""
+    nu = -_vecdot(x, normals)
+    t = x + nu[..., None] * normals
+    tn = np.sqrt(_vecdot(t, t))
+    th = t / np.where(tn > 0, tn, 1.0)[..., None]
+    w = mu[..., None] * th - normals
+    alpha = np.maximum(nu + mu * tn, 0.0) / (1.0 + mu * mu)
+    j = (w[..., :, None] * w[..., None, :]) / (1.0 + mu * mu)[..., None, None] \
+        + (alpha * mu / np.where(tn > 0, tn, 1.0))[..., None, None] \
+        * (_EYE - normals[..., :, None] * normals[..., None, :] - th[..., :, None] * th[..., None, :])
+    j = np.where((tn <= mu * nu)[..., None, None], _EYE, j)
+    return np.where((mu * tn <= -nu)[..., None, None] & (tn > mu * nu)[..., None, None], 0.0, j)
+
+
+def nearest_in_cones(x: np.ndarray, loaded: np.ndarray, normals: np.ndarray, mu: np.ndarray,
+                     tolerance: float = CONE_TOLERANCE, iterations: int = CONE_ITERATIONS
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """The taxel readings y (B, S, 3) [N, force ON the taxel] nearest to `x` (Σ|y − x|² least) with
+    each block's sum kept (Σ_i y_i = Σ_i x_i) and every `loaded` (B, S) taxel inside its friction
+    cone (outward `normals` (B, S, 3), coefficients `mu` (B, S)); the others keep their x.
+
+    The nearest point is y_i = Π_i(x_i + λ) (Π_i the projection onto taxel i's cone) with the one
+    λ [N] (B, 3) that gives the sum T: the minimum of the convex ψ(λ) = Σ_i ½|Π_i(x_i + λ)|² − λ·T,
+    whose gradient is Σ_i Π_i(x_i + λ) − T. Newton steps on it (Hessian Σ_i Π_i′, regularised by
+    the relative residual; backtracking on ψ, or taken once the residual halves) until the sum is
+    off by ≤ `tolerance` × the block's largest force component; that rest is shared equally among
+    the loaded taxels, so the sum is exact. Returns y and (B,) whether each block got there within
+    `iterations` (where not, y is meaningless: keep x)."""
+    m = loaded[..., None]
+    target = _reduce(np.where(m, x, 0.0), axis=1)
+    scale = np.abs(_reduce(x, axis=1)).max(axis=1)
+    y = x.copy()
+    found = np.zeros(len(x), dtype=bool)
+    live = np.flatnonzero(loaded.any(axis=1))
+    lam = np.zeros((len(x), 3))
+
+    def dual(idx: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Per block `idx` at λ = `at`: the shifted readings, their projections, ψ's gradient and ψ."""
+        z = x[idx] + at[:, None, :]
+        p = np.where(m[idx], _onto_cones(z, normals[idx], mu[idx]), 0.0)
+        g = _reduce(p, axis=1) - target[idx]
+        return z, p, g, 0.5 * _reduce(_vecdot(p, p), axis=1) - _vecdot(at, target[idx])
+
+    z, p, g, psi = dual(live, lam[live])
+    for k in range(iterations + 1):
+        residual = np.abs(g).max(axis=1)
+        done = residual <= tolerance * scale[live]
+        if done.any():
+            idx = live[done]
+            share = m[idx] / _reduce(m[idx], axis=1)[:, None]
+            y[idx] = np.where(m[idx], p[done] - share * g[done][:, None, :], x[idx])
+            found[idx] = True
+            keep = ~done
+            live, z, p, g, psi, residual = live[keep], z[keep], p[keep], g[keep], psi[keep], residual[keep]
+        if live.size == 0 or k == iterations:
+            break
+        jac = np.where(m[live][..., None], _cone_jacobians(z, normals[live], mu[live]), 0.0)
+        reg = np.minimum(np.sqrt(_vecdot(g, g)) / scale[live], 1.0)
+        step = -np.linalg.solve(_reduce(jac, axis=1) + reg[:, None, None] * _EYE, g[..., None])[..., 0]
+        slope, start, tau = _vecdot(g, step), lam[live], np.ones(len(live))
+        pending = np.arange(len(live))
+        for h in range(_CONE_HALVINGS):
+            at = start[pending] + tau[pending, None] * step[pending]
+            zk, pk, gk, sk = dual(live[pending], at)
+            ok = (sk <= psi[pending] + 1e-4 * tau[pending] * slope[pending]) \
+                | (np.abs(gk).max(axis=1) <= 0.5 * residual[pending]) | (h == _CONE_HALVINGS - 1)
+            a = pending[ok]
+            lam[live[a]], z[a], p[a], g[a], psi[a] = at[ok], zk[ok], pk[ok], gk[ok], sk[ok]
+            pending = pending[~ok]
+            if pending.size == 0:
+                break
+            tau[pending] *= 0.5
+    return y, found
 
 
 _AXES = np.arange(3)
@@ -860,6 +970,6 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["DistributedContact", "NATIVE_AVAILABLE", "BACKENDS", "signed_distance", "cone_capacity", "cone_spread",
+__all__ = ["DistributedContact", "NATIVE_AVAILABLE", "BACKENDS", "signed_distance", "cone_capacity", "cone_spread", "nearest_in_cones",
            "STIFFNESS", "LAYER_THICKNESS", "CONFINED_MODULUS",
            "TAXEL_GRID_STEP", "SUPPORTED_TYPES"]

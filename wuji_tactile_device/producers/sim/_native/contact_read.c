@@ -1038,8 +1038,10 @@ typedef struct {
 
 /* `contact_model.cone_spread` for one pad: the weights ω (S,) of its remainder R over its taxels
  * (readings r (S, 3), normal loads N (S,), outward normals (S, 3), friction coefficients μ (S,)):
- * Σ ω = 1; water-filling on the normal-load shares up to each taxel's cone capacity. */
-static void cone_spread1(const double *r, const double *N, const double *normals, const double *mu, const double *R,
+ * Σ ω = 1; water-filling on the normal-load shares up to each taxel's cone capacity. Returns 1
+ * when the cones cannot take R along R (ω is then capacity + the rest by load, and the caller
+ * moves the readings: nearest_in_cones1), else 0. */
+static int cone_spread1(const double *r, const double *N, const double *normals, const double *mu, const double *R,
                          Py_ssize_t S, double *omega)
 {
     double total = 0.0;
@@ -1101,17 +1103,154 @@ static void cone_spread1(const double *r, const double *N, const double *normals
                     csum += cap[j];
                 for (Py_ssize_t j = 0; j < S; j++)
                     omega[j] = cap[j] + (1.0 - csum) * share[j];
-                return;
+                return 1;
             }
             for (Py_ssize_t j = 0; j < S; j++) {
                 const double l = level * share[j];
                 omega[j] = cap[j] < l ? cap[j] : l;
             }
-            return;
+            return 0;
         }
     }
     for (Py_ssize_t j = 0; j < S; j++)      /* no cone binds: the plain spread with the normal loads */
         omega[j] = share[j];
+    return 0;
+}
+
+/* `contact_model._onto_cones` for one taxel: x projected onto its cone, into y. */
+static void onto_cone1(const double *x, const double *n, double mu, double *y)
+{
+    const double nu = -(x[0] * n[0] + x[1] * n[1] + x[2] * n[2]);
+    const double t[3] = {x[0] + nu * n[0], x[1] + nu * n[1], x[2] + nu * n[2]};
+    const double tn = sqrt(t[0] * t[0] + t[1] * t[1] + t[2] * t[2]);
+    if (tn <= mu * nu) {
+        y[0] = x[0], y[1] = x[1], y[2] = x[2];
+        return;
+    }
+    double alpha = nu + mu * tn;
+    alpha = (alpha > 0.0 ? alpha : 0.0) / (1.0 + mu * mu);
+    const double inv = 1.0 / (tn > 0.0 ? tn : 1.0);
+    for (int i = 0; i < 3; i++)
+        y[i] = alpha * (mu * t[i] * inv - n[i]);
+}
+
+/* `contact_model._cone_jacobians` for one taxel: the derivative of onto_cone1 at x, added to H (3 × 3). */
+static void add_cone_jacobian1(const double *x, const double *n, double mu, double *H)
+{
+    const double nu = -(x[0] * n[0] + x[1] * n[1] + x[2] * n[2]);
+    const double t[3] = {x[0] + nu * n[0], x[1] + nu * n[1], x[2] + nu * n[2]};
+    const double tn = sqrt(t[0] * t[0] + t[1] * t[1] + t[2] * t[2]);
+    if (tn <= mu * nu) {                 /* inside: the identity */
+        H[0] += 1.0, H[4] += 1.0, H[8] += 1.0;
+        return;
+    }
+    if (mu * tn <= -nu)                  /* in the polar cone: 0 */
+        return;
+    const double th[3] = {t[0] / tn, t[1] / tn, t[2] / tn};
+    const double w[3] = {mu * th[0] - n[0], mu * th[1] - n[1], mu * th[2] - n[2]};
+    double alpha = nu + mu * tn;
+    alpha = (alpha > 0.0 ? alpha : 0.0) / (1.0 + mu * mu);
+    const double c = alpha * mu / tn, k = 1.0 / (1.0 + mu * mu);
+    for (int r = 0; r < 3; r++)
+        for (int q = 0; q < 3; q++)
+            H[3 * r + q] += w[r] * w[q] * k + c * ((r == q) - n[r] * n[q] - th[r] * th[q]);
+}
+
+/* ψ's pieces for one pad at λ (`contact_model.nearest_in_cones`): the loaded taxels' projections
+ * p (S, 3) of x + λ, the gradient g = Σ p − T, and ψ = Σ ½|p|² − λ·T. */
+static double cone_dual1(const double *x, const double *N, const double *normals, const double *mu, Py_ssize_t S,
+                         const double *target, const double *lam, double *p, double *g)
+{
+    double psi = -(lam[0] * target[0] + lam[1] * target[1] + lam[2] * target[2]);
+    g[0] = -target[0], g[1] = -target[1], g[2] = -target[2];
+    for (Py_ssize_t j = 0; j < S; j++) {
+        if (!(N[j] > 0))
+            continue;
+        const double z[3] = {x[3 * j] + lam[0], x[3 * j + 1] + lam[1], x[3 * j + 2] + lam[2]};
+        double *pj = p + 3 * j;
+        onto_cone1(z, normals + 3 * j, mu[j], pj);
+        g[0] += pj[0], g[1] += pj[1], g[2] += pj[2];
+        psi += 0.5 * (pj[0] * pj[0] + pj[1] * pj[1] + pj[2] * pj[2]);
+    }
+    return psi;
+}
+
+static double max_abs3(const double *v)
+{
+    double m = fabs(v[0]);
+    m = fabs(v[1]) > m ? fabs(v[1]) : m;
+    return fabs(v[2]) > m ? fabs(v[2]) : m;
+}
+
+/* `contact_model.nearest_in_cones` for one pad: the readings x (S, 3) moved, in place, to the
+ * nearest ones with the same sum and every loaded taxel (N > 0) inside its cone — Newton steps on
+ * the 3-D dual λ, the same steps, regularisation and backtracking as there; left as they were
+ * when CONE_ITERATIONS do not get the sum within CONE_TOLERANCE × its largest component. */
+#define CONE_TOLERANCE 1e-13
+#define CONE_ITERATIONS 50
+#define CONE_HALVINGS 40
+static void nearest_in_cones1(double *x, const double *N, const double *normals, const double *mu, Py_ssize_t S)
+{
+    double p[MAX_SLOTS * 3], pk[MAX_SLOTS * 3], target[3] = {0.0, 0.0, 0.0}, all[3] = {0.0, 0.0, 0.0};
+    double lam[3] = {0.0, 0.0, 0.0}, g[3], gk[3];
+    Py_ssize_t loaded = 0;
+    for (Py_ssize_t j = 0; j < S; j++) {
+        for (int i = 0; i < 3; i++) {
+            all[i] += x[3 * j + i];
+            if (N[j] > 0)
+                target[i] += x[3 * j + i];
+        }
+        loaded += N[j] > 0;
+    }
+    if (loaded == 0)
+        return;
+    const double scale = max_abs3(all);
+    double psi = cone_dual1(x, N, normals, mu, S, target, lam, p, g);
+    for (int it = 0; it <= CONE_ITERATIONS; it++) {
+        const double residual = max_abs3(g);
+        if (residual <= CONE_TOLERANCE * scale) {
+            const double share = 1.0 / (double)loaded;
+            for (Py_ssize_t j = 0; j < S; j++)
+                if (N[j] > 0)
+                    for (int i = 0; i < 3; i++)
+                        x[3 * j + i] = p[3 * j + i] - share * g[i];
+            return;
+        }
+        if (it == CONE_ITERATIONS)
+            return;
+        double H[9] = {0.0};
+        for (Py_ssize_t j = 0; j < S; j++)
+            if (N[j] > 0) {
+                const double z[3] = {x[3 * j] + lam[0], x[3 * j + 1] + lam[1], x[3 * j + 2] + lam[2]};
+                add_cone_jacobian1(z, normals + 3 * j, mu[j], H);
+            }
+        double reg = sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]) / scale;
+        reg = reg < 1.0 ? reg : 1.0;
+        H[0] += reg, H[4] += reg, H[8] += reg;
+        /* step = −H⁻¹g (H symmetric positive definite: Σ PSD + reg·I), by cofactors */
+        const double c00 = H[4] * H[8] - H[5] * H[7], c01 = H[5] * H[6] - H[3] * H[8], c02 = H[3] * H[7] - H[4] * H[6];
+        const double det = H[0] * c00 + H[1] * c01 + H[2] * c02;
+        const double inv[9] = {c00, H[2] * H[7] - H[1] * H[8], H[1] * H[5] - H[2] * H[4],
+                               c01, H[0] * H[8] - H[2] * H[6], H[2] * H[3] - H[0] * H[5],
+                               c02, H[1] * H[6] - H[0] * H[7], H[0] * H[4] - H[1] * H[3]};
+        double step[3];
+        for (int r = 0; r < 3; r++)
+            step[r] = -(inv[3 * r] * g[0] + inv[3 * r + 1] * g[1] + inv[3 * r + 2] * g[2]) / det;
+        const double slope = g[0] * step[0] + g[1] * step[1] + g[2] * step[2];
+        double tau = 1.0;
+        for (int h = 0; h < CONE_HALVINGS; h++) {
+            const double at[3] = {lam[0] + tau * step[0], lam[1] + tau * step[1], lam[2] + tau * step[2]};
+            const double sk = cone_dual1(x, N, normals, mu, S, target, at, pk, gk);
+            if (sk <= psi + 1e-4 * tau * slope || max_abs3(gk) <= 0.5 * residual || h == CONE_HALVINGS - 1) {
+                memcpy(lam, at, sizeof lam);
+                memcpy(g, gk, sizeof g);
+                memcpy(p, pk, sizeof(double) * (size_t)S * 3);
+                psi = sk;
+                break;
+            }
+            tau *= 0.5;
+        }
+    }
 }
 
 static void final_stage(Py_ssize_t P, const Pair *pairs, const double *sn_all, const double *sq_all,
@@ -1173,10 +1312,12 @@ static void final_stage(Py_ssize_t P, const Pair *pairs, const double *sn_all, c
             mu[j] = npairs[k] == 1 ? mu1[k] : (snp[k * S + j] > 0 ? mun[k * S + j] / snp[k * S + j] : 1.0);
         }
         double rem[3] = {force[k][0] - sum[0], force[k][1] - sum[1], force[k][2] - sum[2]};
-        cone_spread1(o, snp + k * S, slot_normals + (Py_ssize_t)k * S * 3, mu, rem, S, omega);
+        const int outside = cone_spread1(o, snp + k * S, slot_normals + (Py_ssize_t)k * S * 3, mu, rem, S, omega);
         for (Py_ssize_t j = 0; j < S; j++) {
             o[3 * j] += omega[j] * rem[0], o[3 * j + 1] += omega[j] * rem[1], o[3 * j + 2] += omega[j] * rem[2];
         }
+        if (outside)
+            nearest_in_cones1(o, snp + k * S, slot_normals + (Py_ssize_t)k * S * 3, mu, S);
     }
 }
 
