@@ -154,6 +154,17 @@ def test_nearest_in_cones_reports_a_sum_outside_every_cone():
     assert _excess(y[1], normals[1], 1.0).max() <= 1e-12
 
 
+def test_nearest_in_cones_of_readings_that_sum_to_zero_is_every_apex():
+    """Opposite readings outside their cones with a zero sum: y_0 = −y_1 inside a cone and its
+    negative is only 0, so both move to the apex — found, though the sum gives no scale (the
+    tolerance is relative to the readings: relative to the sum it never converged)."""
+    normals = np.tile([0.0, 0.0, 1.0], (1, 2, 1))
+    x = np.array([[[1.0, 0.0, -0.1], [-1.0, 0.0, 0.1]]])
+    y, found = nearest_in_cones(x, np.ones((1, 2), bool), normals, np.full((1, 2), 0.5))
+    assert found.tolist() == [True]
+    assert np.abs(y).max() <= 1e-13
+
+
 def test_cone_spread_moves_the_readings_into_the_cones_where_the_remainder_cannot_go_along_itself():
     """Two taxels on their cones with opposite shears, R unloading both (force ON them along +n):
     neither can take any of R along R (ω* = 0), yet the pad's force — no net shear — lies inside

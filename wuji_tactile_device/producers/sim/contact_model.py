@@ -795,7 +795,7 @@ def cone_spread(r: np.ndarray, normal_load: np.ndarray, normals: np.ndarray, mu:
 
 
 #: `nearest_in_cones` stops once each block's sum is off by no more than this share of its largest
-#: force component (3–5 Newton steps in `press`'s frames that need it) …
+#: reading's largest component (3–5 Newton steps in `press`'s frames that need it) …
 CONE_TOLERANCE = 1e-13
 #: … and gives up (the readings stay as they were) after this many steps: the block's force does
 #: not lie in the sum of its taxels' cones (its dual has no minimum), or not within the tolerance.
@@ -844,14 +844,14 @@ def nearest_in_cones(x: np.ndarray, loaded: np.ndarray, normals: np.ndarray, mu:
 
     The nearest point is y_i = Π_i(x_i + λ) (Π_i the projection onto taxel i's cone) with the one
     λ [N] (B, 3) that gives the sum T: the minimum of the convex ψ(λ) = Σ_i ½|Π_i(x_i + λ)|² − λ·T,
-    whose gradient is Σ_i Π_i(x_i + λ) − T. Newton steps on it (Hessian Σ_i Π_i′, regularised by
-    the relative residual; backtracking on ψ, or taken once the residual halves) until the sum is
-    off by ≤ `tolerance` × the block's largest force component; that rest is shared equally among
-    the loaded taxels, so the sum is exact. Returns y and (B,) whether each block got there within
+    whose gradient is Σ_i Π_i(x_i + λ) − T. Newton steps on it (Hessian Σ_i Π_i′ + ε·I, ε the
+    residual's size relative to the block's largest reading component, at most 1; backtracking on
+    ψ, or taken once the residual halves) until the sum is off by ≤ `tolerance` × that component;
+    that rest is shared equally among the loaded taxels, so the sum is exact. Returns y and (B,) whether each block got there within
     `iterations` (where not, y is meaningless: keep x)."""
     m = loaded[..., None]
     target = _reduce(np.where(m, x, 0.0), axis=1)
-    scale = np.abs(_reduce(x, axis=1)).max(axis=1)
+    scale = np.abs(x).max(axis=(1, 2))
     y = x.copy()
     found = np.zeros(len(x), dtype=bool)
     live = np.flatnonzero(loaded.any(axis=1))
@@ -878,7 +878,8 @@ def nearest_in_cones(x: np.ndarray, loaded: np.ndarray, normals: np.ndarray, mu:
         if live.size == 0 or k == iterations:
             break
         jac = np.where(m[live][..., None], _cone_jacobians(z, normals[live], mu[live]), 0.0)
-        reg = np.minimum(np.sqrt(_vecdot(g, g)) / scale[live], 1.0)
+        size = np.sqrt(_vecdot(g, g))
+        reg = np.where(size < scale[live], size / np.where(scale[live] > 0, scale[live], 1.0), 1.0)
         step = -np.linalg.solve(_reduce(jac, axis=1) + reg[:, None, None] * _EYE, g[..., None])[..., 0]
         slope, start, tau = _vecdot(g, step), lam[live], np.ones(len(live))
         pending = np.arange(len(live))

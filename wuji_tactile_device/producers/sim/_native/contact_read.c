@@ -1185,18 +1185,18 @@ static double max_abs3(const double *v)
 /* `contact_model.nearest_in_cones` for one pad: the readings x (S, 3) moved, in place, to the
  * nearest ones with the same sum and every loaded taxel (N > 0) inside its cone — Newton steps on
  * the 3-D dual λ, the same steps, regularisation and backtracking as there; left as they were
- * when CONE_ITERATIONS do not get the sum within CONE_TOLERANCE × its largest component. */
+ * when CONE_ITERATIONS do not get the sum within CONE_TOLERANCE × the largest reading component. */
 #define CONE_TOLERANCE 1e-13
 #define CONE_ITERATIONS 50
 #define CONE_HALVINGS 40
 static void nearest_in_cones1(double *x, const double *N, const double *normals, const double *mu, Py_ssize_t S)
 {
-    double p[MAX_SLOTS * 3], pk[MAX_SLOTS * 3], target[3] = {0.0, 0.0, 0.0}, all[3] = {0.0, 0.0, 0.0};
+    double p[MAX_SLOTS * 3], pk[MAX_SLOTS * 3], target[3] = {0.0, 0.0, 0.0}, scale = 0.0;
     double lam[3] = {0.0, 0.0, 0.0}, g[3], gk[3];
     Py_ssize_t loaded = 0;
     for (Py_ssize_t j = 0; j < S; j++) {
         for (int i = 0; i < 3; i++) {
-            all[i] += x[3 * j + i];
+            scale = fabs(x[3 * j + i]) > scale ? fabs(x[3 * j + i]) : scale;
             if (N[j] > 0)
                 target[i] += x[3 * j + i];
         }
@@ -1204,7 +1204,6 @@ static void nearest_in_cones1(double *x, const double *N, const double *normals,
     }
     if (loaded == 0)
         return;
-    const double scale = max_abs3(all);
     double psi = cone_dual1(x, N, normals, mu, S, target, lam, p, g);
     for (int it = 0; it <= CONE_ITERATIONS; it++) {
         const double residual = max_abs3(g);
@@ -1224,8 +1223,8 @@ static void nearest_in_cones1(double *x, const double *N, const double *normals,
                 const double z[3] = {x[3 * j] + lam[0], x[3 * j + 1] + lam[1], x[3 * j + 2] + lam[2]};
                 add_cone_jacobian1(z, normals + 3 * j, mu[j], H);
             }
-        double reg = sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]) / scale;
-        reg = reg < 1.0 ? reg : 1.0;
+        const double size = sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]);
+        const double reg = size < scale ? size / scale : 1.0;
         H[0] += reg, H[4] += reg, H[8] += reg;
         /* step = −H⁻¹g (H symmetric positive definite: Σ PSD + reg·I), by cofactors */
         const double c00 = H[4] * H[8] - H[5] * H[7], c01 = H[5] * H[6] - H[3] * H[8], c02 = H[3] * H[7] - H[4] * H[6];
