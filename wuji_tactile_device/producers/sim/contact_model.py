@@ -847,8 +847,8 @@ def nearest_in_cones(x: np.ndarray, loaded: np.ndarray, normals: np.ndarray, mu:
     whose gradient is Σ_i Π_i(x_i + λ) − T. Newton steps on it (Hessian Σ_i Π_i′ + ε·I, ε the
     residual's size relative to the block's largest reading component, at most 1; backtracking on
     ψ, or taken once the residual halves) until the sum is off by ≤ `tolerance` × that component;
-    that rest is shared equally among the loaded taxels, so the sum is exact. Returns y and (B,) whether each block got there within
-    `iterations` (where not, y is meaningless: keep x)."""
+    that rest is shared equally among the loaded taxels, so the sum is exact. Returns y and (B,)
+    whether each block got there within `iterations` (where not, y is meaningless: keep x)."""
     m = loaded[..., None]
     target = _reduce(np.where(m, x, 0.0), axis=1)
     scale = np.abs(x).max(axis=(1, 2))
