@@ -2,10 +2,15 @@
 the footprint tables/maps in docs/sim.md)."""
 from __future__ import annotations
 
+import os
+
 import mujoco
 import numpy as np
+import pytest
 
 from wuji_tactile_device.hands import wuji_hand2 as wh
+from wuji_tactile_device.producers.sim.contact_forces import ContactForceModel
+from wuji_tactile_device.producers.sim.contact_model import NATIVE_AVAILABLE, DistributedContact
 from wuji_tactile_device.producers.sim.hand_sim import HandSimulation
 from wuji_tactile_device.producers.sim.model import build_hand_spec
 from wuji_tactile_device.producers.sim.taxels import pad_taxels
@@ -13,6 +18,17 @@ from wuji_tactile_device.producers.sim.taxels import pad_taxels
 MOUNT = np.array([0.0, 0.0, 0.3])
 INDEX = 1
 CONTACT_Z = -0.012      # contact point on the cylindrical part of the index pad (distal frame) [m]
+
+needs_native = pytest.mark.skipif(not NATIVE_AVAILABLE and os.environ.get("WUJI_REQUIRE_NATIVE") != "1",
+                                  reason="the compiled read was not built in this install (no C compiler)")
+
+
+def numpy_twin(model: ContactForceModel) -> ContactForceModel:
+    """The same hand and objects read by the numpy backend."""
+    twin = ContactForceModel(model.model, model.side, model._object_geoms)
+    twin.distributed = DistributedContact(model.model, twin.pads, twin.distal_bodies, twin._object_geoms,
+                                          backend="numpy")
+    return twin
 
 
 def _rot(axis: np.ndarray, angle: float) -> np.ndarray:

@@ -25,10 +25,9 @@ import mujoco
 import numpy as np
 import pytest
 
-from contact_model_helpers import INDEX, MOUNT, object_on_index_pad
+from contact_model_helpers import INDEX, MOUNT, needs_native, numpy_twin, object_on_index_pad
 from contact_read_v1 import ContactForceModelV1, DistributedV1
 from wuji_tactile_device.hands import wuji_hand2 as wh
-from wuji_tactile_device.producers.sim.contact_forces import ContactForceModel
 from wuji_tactile_device.producers.sim.contact_model import NATIVE_AVAILABLE, DistributedContact
 from wuji_tactile_device.producers.sim.hand_sim import HandSimulation
 from wuji_tactile_device.producers.sim.model import build_hand_spec
@@ -106,18 +105,6 @@ def _assert_native(new, ref, where):
                                err_msg=str(where))
 
 
-def _numpy_twin(model: ContactForceModel) -> ContactForceModel:
-    """The same hand and objects read by the numpy backend."""
-    twin = ContactForceModel(model.model, model.side, model._object_geoms)
-    twin.distributed = DistributedContact(model.model, twin.pads, twin.distal_bodies, twin._object_geoms,
-                                          backend="numpy")
-    return twin
-
-
-needs_native = pytest.mark.skipif(not NATIVE_AVAILABLE and os.environ.get("WUJI_REQUIRE_NATIVE") != "1",
-                                  reason="the compiled read was not built in this install (no C compiler)")
-
-
 @pytest.mark.parametrize("name", ["press", "slip", "roll", "grasp-sphere", "grasp-cylinder", "grasp-box"])
 def test_scenario_frames_read_as_before(name):
     """The numpy backend against the frozen copy; the default backend (native when built)
@@ -125,7 +112,7 @@ def test_scenario_frames_read_as_before(name):
     producer = SimProducer(make_scenario(name))
     model = producer.sim.contacts
     assert model.distributed.backend == ("native" if NATIVE_AVAILABLE else "numpy")
-    twin = _numpy_twin(model)
+    twin = numpy_twin(model)
     old = ContactForceModelV1(twin)
     frame = compared = equal = crowded = 0
     while not producer.finished:
@@ -295,7 +282,7 @@ def test_native_read_of_several_objects_and_no_contact():
     sim = _two_objects_on_index_pad()
     model = sim.contacts
     assert model.distributed.backend == "native"
-    twin = _numpy_twin(model)
+    twin = numpy_twin(model)
     mujoco.mj_forward(sim.model, sim.data)
     for images in (False, True):
         ref = twin.read(sim.data, images=images)

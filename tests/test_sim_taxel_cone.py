@@ -7,11 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from contact_model_helpers import INDEX, object_on_index_pad
+from contact_model_helpers import INDEX, needs_native, numpy_twin, object_on_index_pad
 from wuji_tactile_device.producers.sim import contact_model as cm
-from wuji_tactile_device.producers.sim.contact_forces import ContactForceModel
-from wuji_tactile_device.producers.sim.contact_model import (NATIVE_AVAILABLE, DistributedContact, cone_capacity,
-                                                             cone_spread, nearest_in_cones)
+from wuji_tactile_device.producers.sim.contact_model import cone_capacity, cone_spread, nearest_in_cones
 from wuji_tactile_device.producers.sim.producer import SimProducer
 from wuji_tactile_device.producers.sim.scenarios import make_scenario
 
@@ -117,10 +115,10 @@ def test_nearest_in_cones_lands_inside_with_the_sum_and_is_the_nearest(seed):
     assert np.all(_excess(y, normals, mu).max(axis=1) <= cm.CONE_TOLERANCE * scale)
     np.testing.assert_allclose(y.sum(axis=1), x.sum(axis=1), rtol=0, atol=1e-14)
     assert np.any(_excess(x, normals, mu) > 0.05)                       # the points were outside
-    flat = lambda a: a.reshape(len(a), -1)                              # noqa: E731
-    assert np.all(np.linalg.norm(flat(y - x), axis=1) <= np.linalg.norm(flat(v - x), axis=1))
-    gap = (flat(x - y) * flat(v - y)).sum(axis=1)
-    assert np.all(gap <= 1e-6 * np.linalg.norm(flat(x - y), axis=1) * np.linalg.norm(flat(v - y), axis=1)), gap
+    to_y, to_v, y_to_v = ((a - b).reshape(len(x), -1) for a, b in ((y, x), (v, x), (v, y)))
+    assert np.all(np.linalg.norm(to_y, axis=1) <= np.linalg.norm(to_v, axis=1))
+    gap = (-to_y * y_to_v).sum(axis=1)
+    assert np.all(gap <= 1e-6 * np.linalg.norm(to_y, axis=1) * np.linalg.norm(y_to_v, axis=1)), gap
 
 
 def test_nearest_in_cones_keeps_readings_already_inside_and_the_unloaded_taxels():
@@ -184,45 +182,36 @@ def test_cone_spread_moves_the_readings_into_the_cones_where_the_remainder_canno
     assert np.all(np.abs(new[0, :, 0]) < np.abs(r[0, :, 0]))    # … their shears shrank
 
 
-def _press_frames(distributed=None):
-    """Every frame of `press`: (time [s], reading, its model) read by the default backend or by
-    `distributed` (a DistributedContact for the same model)."""
+def _press_worst(backend):
+    """The press read by `backend` every frame: its largest published |shear| − μ|normal| [N]
+    (float32 taxels, own axes, μ = the solver's) and the largest break of taxels + unsensed =
+    pad force [N]."""
     producer = SimProducer(make_scenario("press"))
     model = producer.sim.contacts
-    if distributed is not None:
-        model.distributed = distributed(model)
+    reader = numpy_twin(model) if backend == "numpy" else model
+    assert reader.distributed.backend == backend
+    block = np.repeat(np.arange(5), [len(p.positions) for p in model.pads])
+    worst = broke = 0.0
     while not producer.finished:
         if producer.next_frame() is None:
             break
-        yield producer.sim.time_ns * 1e-9, producer.reading, model, producer.sim.data
-
-
-def _numpy_distributed(model):
-    return DistributedContact(model.model, model.pads, model.distal_bodies, model._object_geoms, backend="numpy")
-
-
-def _press_worst(distributed=None):
-    """The press's largest published |shear| − μ|normal| [N] (float32 taxels, own axes, μ = the
-    solver's) and the largest break of taxels + unsensed = pad force [N]."""
-    worst = broke = 0.0
-    for _, r, model, data in _press_frames(distributed):
+        data = producer.sim.data
+        r = reader.read(data) if reader is not model else producer.reading
         mu = float(data.contact.friction[:data.ncon, 0].max(initial=0.0))
         t = r.taxel_forces.astype(np.float64)
         worst = max(worst, float((np.hypot(t[:, 0], t[:, 1]) - mu * np.abs(t[:, 2])).max()))
-        block = np.repeat(np.arange(5), [len(p.positions) for p in model.pads])
         sums = np.stack([r.taxel_forces_distal[block == k].sum(axis=0) for k in range(5)])
         broke = max(broke, float(np.abs(sums + r.pad_unsensed_distal - r.pad_forces_distal).max()))
     return worst, broke
 
 
-@pytest.mark.parametrize("backend", ["numpy", pytest.param("native", marks=pytest.mark.skipif(
-    not NATIVE_AVAILABLE, reason="the compiled read was not built in this install (no C compiler)"))])
+@pytest.mark.parametrize("backend", ["numpy", pytest.param("native", marks=needs_native)])
 def test_press_release_keeps_every_taxel_inside_its_cone(backend):
     """Regression: at the press's release (11.19–11.20 s) the cones could not take the pad's
     remainder along itself and the capacity-and-rest placement put taxels 2.94 and 1.01 mN past
     their cones; now every published taxel stays inside (float32 rounding: 1 µN) and the pads
     still sum exactly."""
-    worst, broke = _press_worst(_numpy_distributed if backend == "numpy" else None)
+    worst, broke = _press_worst(backend)
     assert worst <= 1e-6, worst
     assert broke <= 1e-12, broke
 
@@ -233,22 +222,23 @@ def test_press_release_without_the_move_is_past_the_cones(monkeypatch):
     def never(x, loaded, normals, mu, *args, **kwargs):
         return x.copy(), np.zeros(len(x), dtype=bool)
     monkeypatch.setattr(cm, "nearest_in_cones", never)
-    worst, broke = _press_worst(_numpy_distributed)
+    worst, broke = _press_worst("numpy")
     assert worst > 1e-3, worst
     assert broke <= 1e-12, broke
 
 
-@pytest.mark.skipif(not NATIVE_AVAILABLE, reason="the compiled read was not built in this install (no C compiler)")
+@needs_native
 def test_press_release_native_equals_numpy():
     """The compiled read's nearest-in-cones stage gives the numpy one's taxels to 1e-12 N in the
     release frames, where it acts."""
-    twin = None
+    producer = SimProducer(make_scenario("press"))
+    twin = numpy_twin(producer.sim.contacts)
     acted = 0
-    for time, r, model, data in _press_frames():
-        if twin is None:
-            twin = ContactForceModel(model.model, model.side, model._object_geoms)
-            twin.distributed = _numpy_distributed(twin)
-        ref = twin.read(data)
+    while not producer.finished:
+        if producer.next_frame() is None:
+            break
+        r, ref = producer.reading, twin.read(producer.sim.data)
+        time = producer.sim.time_ns * 1e-9
         d = float(np.abs(r.taxel_forces_distal - ref.taxel_forces_distal).max(initial=0.0))
         assert d <= 1e-12, (time, d)
         acted += 11.18 <= time <= 11.21 and float(np.abs(r.taxel_forces_distal).max()) > 0
