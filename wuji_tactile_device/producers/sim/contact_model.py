@@ -804,13 +804,19 @@ CONE_ITERATIONS = 50
 _CONE_HALVINGS = 40
 
 
-def _onto_cones(x: np.ndarray, normals: np.ndarray, mu: np.ndarray) -> np.ndarray:
-    """Each force ON a taxel `x` (..., 3) projected (nearest point) onto its cone |t| ≤ μ·ν, ν = −x·n
-    the normal load, t = x + ν·n the shear: itself inside, 0 in the polar cone (μ|t| ≤ −ν), else
-    α·(μ·t/|t| − n) with α = (ν + μ|t|)/(1 + μ²)."""
+def _cone_split(x: np.ndarray, normals: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Forces ON taxels `x` (..., 3) split against outward `normals`: the normal load ν = −x·n [N],
+    the shear t = x + ν·n (..., 3) [N] and its size |t|."""
     nu = -_vecdot(x, normals)
     t = x + nu[..., None] * normals
-    tn = np.sqrt(_vecdot(t, t))
+    return nu, t, np.sqrt(_vecdot(t, t))
+
+
+def _onto_cones(x: np.ndarray, normals: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    """Each force ON a taxel `x` (..., 3) projected (nearest point) onto its cone |t| ≤ μ·ν
+    (`_cone_split`): itself inside, 0 in the polar cone (μ|t| ≤ −ν), else α·(μ·t/|t| − n) with
+    α = (ν + μ|t|)/(1 + μ²)."""
+    nu, t, tn = _cone_split(x, normals)
     alpha = np.maximum(nu + mu * tn, 0.0) / (1.0 + mu * mu)
     y = alpha[..., None] * (mu[..., None] * t / np.where(tn > 0, tn, 1.0)[..., None] - normals)
     return np.where((tn <= mu * nu)[..., None], x, y)
@@ -822,9 +828,7 @@ _EYE = np.eye(3)
 def _cone_jacobians(x: np.ndarray, normals: np.ndarray, mu: np.ndarray) -> np.ndarray:
     """(..., 3, 3) the derivative of `_onto_cones` at `x` (..., 3): I inside the cone, 0 in its
     polar, else w·wᵀ/(1 + μ²) + (α·μ/|t|)·(I − n·nᵀ − t̂·t̂ᵀ) with w = μ·t̂ − n (symmetric, PSD)."""
-    nu = -_vecdot(x, normals)
-    t = x + nu[..., None] * normals
-    tn = np.sqrt(_vecdot(t, t))
+    nu, t, tn = _cone_split(x, normals)
     th = t / np.where(tn > 0, tn, 1.0)[..., None]
     w = mu[..., None] * th - normals
     alpha = np.maximum(nu + mu * tn, 0.0) / (1.0 + mu * mu)
